@@ -1,0 +1,81 @@
+"""Capture loaders: format detection and dispatch.
+
+Each format lives in its own module (see :mod:`mcptrace.loaders.base` for the
+contract) and is listed in :data:`FORMATS` explicitly, so grep finds them all.
+Detection looks at content only: every loader rates the first lines and the
+highest confident score wins.
+"""
+
+from __future__ import annotations
+
+from mcptrace.errors import CaptureError, UnknownFormatError, UsageError
+from mcptrace.loaders import capture, stdio
+from mcptrace.loaders.base import LoadContext, LoaderModule, LoadResult, make_head
+from mcptrace.loaders.reader import Content, looks_binary, read_content
+
+#: every loader, in tie-break order (more specific formats first)
+FORMATS: dict[str, LoaderModule] = {
+    capture.NAME: capture,
+    stdio.NAME: stdio,
+}
+
+#: below this score a loader's claim is not trusted
+_MIN_SCORE = 40
+
+
+def register(module: LoaderModule, *, before: str | None = None) -> None:
+    """Add a loader module to :data:`FORMATS` (optionally ahead of another in tie-breaks)."""
+    if before is None or before not in FORMATS:
+        FORMATS[module.NAME] = module
+        return
+    items = list(FORMATS.items())
+    index = [name for name, _ in items].index(before)
+    items.insert(index, (module.NAME, module))
+    FORMATS.clear()
+    FORMATS.update(items)
+
+
+def detect(content: Content) -> str:
+    """Name of the format of ``content``; raises :class:`UnknownFormatError`."""
+    if not content.data.strip():
+        # an empty capture is still a capture: it contributes no rows
+        return stdio.NAME
+    if looks_binary(content):
+        raise UnknownFormatError(content.source, "binary content, not a text capture")
+    head = make_head(content)
+    scores = [(module.sniff(head), -i, name) for i, (name, module) in enumerate(FORMATS.items())]
+    score, _, name = max(scores)
+    if score < _MIN_SCORE:
+        sample = head.lines[0][:80] if head.lines else ""
+        raise UnknownFormatError(
+            content.source,
+            f"unrecognised capture format (first line: {sample!r}); "
+            f"use --format with one of: {', '.join(FORMATS)}",
+        )
+    return name
+
+
+def load_file(
+    path: str, *, format: str | None = None, tz: str | None = None
+) -> tuple[str, LoadResult, Content]:
+    """Read and parse one file; raises :class:`CaptureError` if it cannot be read at all."""
+    content = read_content(path)
+    if format is None:
+        name = detect(content)
+    elif format in FORMATS:
+        name = format
+    else:
+        raise UsageError(f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
+    result = FORMATS[name].load(content, LoadContext(source=path, tz=tz))
+    return name, result, content
+
+
+__all__ = [
+    "FORMATS",
+    "CaptureError",
+    "LoadContext",
+    "LoadResult",
+    "detect",
+    "load_file",
+    "register",
+]

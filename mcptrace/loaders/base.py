@@ -1,0 +1,98 @@
+"""What every loader module provides, and what it gets.
+
+A loader module (one per capture format) defines:
+
+* ``NAME`` -- the format name users pass to ``--format``;
+* ``DESCRIPTION`` -- one line for ``mcptrace formats`` and the README;
+* ``sniff(head: Head) -> int`` -- confidence 0..100 that the file is in this
+  format, judged from the first lines' content only (never the file name);
+* ``load(content: Content, ctx: LoadContext) -> LoadResult``.
+
+Loaders never raise on bad lines: each one becomes an ``invalid`` row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, Protocol
+
+import polars as pl
+
+from mcptrace import _json
+from mcptrace.loaders.reader import Content
+
+
+@dataclass(frozen=True)
+class LoadContext:
+    """Options that apply to every file of one load() call."""
+
+    source: str
+    tz: str | None = None
+
+    @property
+    def stem(self) -> str:
+        """File name without directories and capture suffixes, for default session keys."""
+        name = PurePath(self.source).name
+        for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".log", ".txt", ".har"):
+            name = name.removesuffix(suffix)
+        return name or self.source
+
+
+@dataclass
+class LoadResult:
+    """A loader's output: message rows plus facts about the file as a whole."""
+
+    messages: pl.DataFrame
+    lines: int
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Head:
+    """The first non-blank lines of a file, decoded and (where possible) parsed."""
+
+    source: str
+    lines: list[str]
+    parsed: list[Any]  # the JSON value of each line, or a _NotJson marker
+    whole: Any  # the whole document parsed as JSON (for single-document formats), or NOT_JSON
+
+    def json_objects(self) -> list[dict[str, Any]]:
+        return [p for p in self.parsed if isinstance(p, dict)]
+
+
+class _NotJson:
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+
+NOT_JSON: Any = _NotJson()
+
+
+def make_head(content: Content, max_lines: int = 20) -> Head:
+    lines = [ln.decode("utf-8", errors="replace") for ln in content.head(max_lines)]
+    parsed: list[Any] = []
+    for ln in lines:
+        try:
+            parsed.append(_json.loads(ln))
+        except _json.JSONDecodeError:
+            parsed.append(NOT_JSON)
+    whole: Any = NOT_JSON
+    stripped = content.data.lstrip()
+    # single-document formats (Inspector export, HAR) start with [ or { and span lines
+    if stripped[:1] in (b"[", b"{") and len(content.data) <= 64 * 1024 * 1024:
+        try:
+            whole = _json.loads(content.data)
+        except _json.JSONDecodeError:
+            whole = NOT_JSON
+    return Head(source=content.source, lines=lines, parsed=parsed, whole=whole)
+
+
+class LoaderModule(Protocol):
+    NAME: str
+    DESCRIPTION: str
+
+    def sniff(self, head: Head) -> int: ...
+
+    def load(self, content: Content, ctx: LoadContext) -> LoadResult: ...

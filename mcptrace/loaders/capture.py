@@ -1,0 +1,102 @@
+"""The mcptrace capture format: JSON Lines, one envelope per line.
+
+    {"ts": "2026-08-01T10:00:00.123456Z", "dir": "c2s", "session": "s1",
+     "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {...}}}
+
+Required: ``msg`` (the JSON-RPC message; a string when the line on the wire was
+not valid JSON). Recommended: ``ts`` (RFC 3339, UTC), ``dir`` (``c2s`` or ``s2c``;
+``stderr`` and ``log`` mark non-protocol lines whose text is in ``msg``),
+``session``. Optional: ``raw`` (the exact wire text of the message), ``server``,
+``transport`` (``stdio`` or ``http``), ``http`` (``{"method", "status",
+"headers"}``). Unknown members are ignored, so the format can grow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcptrace import _json
+from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.reader import Content
+from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
+
+NAME = "capture"
+DESCRIPTION = 'mcptrace capture JSONL: {"ts", "dir", "session", "msg", ...} per line'
+
+_DIRECTIONS = {"c2s": "c2s", "s2c": "s2c"}
+_TEXT_KINDS = {"stderr": "stderr", "log": "log"}
+_TRANSPORTS = {"stdio", "http"}
+
+
+def sniff(head: Head) -> int:
+    objs = head.json_objects()
+    if not objs:
+        return 0
+    hits = sum(1 for o in objs if "msg" in o and ("dir" in o or "ts" in o or "session" in o))
+    return 95 if hits == len(objs) else (70 if hits * 2 > len(objs) else 0)
+
+
+def _envelope(rec: dict[str, Any]) -> tuple[Envelope, str | None]:
+    problems = []
+    ts = rec.get("ts")
+    if ts is not None and type(ts) is not str:
+        problems.append("`ts` is not a string")
+        ts = None
+    d = rec.get("dir")
+    direction = _DIRECTIONS.get(d, "unknown") if type(d) is str else "unknown"
+    if d is not None and direction == "unknown" and d not in _TEXT_KINDS:
+        problems.append(f"unknown `dir` {_json.dumps(d)}")
+    session = rec.get("session")
+    server = rec.get("server")
+    transport = rec.get("transport")
+    env = Envelope(
+        ts_text=ts,
+        session=session
+        if type(session) is str
+        else (None if session is None else _json.dumps(session)),
+        server=server if type(server) is str else None,
+        direction=direction,
+        transport=transport if transport in _TRANSPORTS else None,
+    )
+    http = rec.get("http")
+    if type(http) is dict:
+        method, status, headers = http.get("method"), http.get("status"), http.get("headers")
+        env.http_method = method if type(method) is str else None
+        env.http_status = status if type(status) is int else None
+        env.http_headers = _json.dumps(headers) if type(headers) is dict else None
+        if env.transport is None:
+            env.transport = "http"
+    return env, "; ".join(problems) or None
+
+
+def load(content: Content, ctx: LoadContext) -> LoadResult:
+    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    loads = _json.loads
+    for lineno, data in enumerate(content.lines, 1):
+        raw, utf8_problem = decode_raw(data)
+        if not raw.strip():
+            rows.add_other(lineno, raw, "blank")
+            continue
+        try:
+            rec = loads(data)
+        except _json.JSONDecodeError as exc:
+            problem = utf8_problem or _json.describe_error(exc)
+            rows.add_invalid(lineno, raw, f"capture record is not valid JSON: {problem}")
+            continue
+        if type(rec) is not dict or "msg" not in rec:
+            rows.add_invalid(lineno, raw, "capture record without a `msg` member")
+            continue
+        env, note = _envelope(rec)
+        msg = rec["msg"]
+        d = rec.get("dir")
+        if type(d) is str and d in _TEXT_KINDS:
+            text = msg if type(msg) is str else _json.dumps(msg)
+            rows.add_other(lineno, raw, _TEXT_KINDS[d], env, note, text=text)
+            continue
+        wire = rec.get("raw")
+        if type(msg) is str:
+            # the original line was not valid JSON: keep its text and report why
+            rows.add_text(lineno, raw, msg, env, note)
+        else:
+            rows.add_parsed(lineno, raw, msg, wire if type(wire) is str else None, env, note)
+    return LoadResult(messages=rows.frame(), lines=len(content.lines))

@@ -1,0 +1,108 @@
+"""Reading capture files into lines: gzip, BOM, CRLF, binary detection.
+
+The reader never interprets content. It hands loaders the decompressed bytes
+split into lines, and says what it had to work around (a BOM, a truncated gzip
+stream) so the loader can record it instead of losing it.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcptrace.errors import CaptureError
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+
+
+@dataclass
+class Content:
+    """A capture file's bytes, decompressed, with what was noticed while reading."""
+
+    source: str
+    data: bytes
+    compressed: bool = False
+    bom: bool = False
+    warnings: list[str] = field(default_factory=list)
+    _lines: list[bytes] | None = None
+
+    @property
+    def lines(self) -> list[bytes]:
+        """Lines without their terminator (``\\n`` or ``\\r\\n``); a final newline adds no line."""
+        if self._lines is None:
+            self._lines = split_lines(self.data)
+        return self._lines
+
+    def head(self, max_lines: int = 20, max_bytes: int = 256 * 1024) -> list[bytes]:
+        """The first non-blank lines, for format sniffing."""
+        chunk = self.data[:max_bytes]
+        out = []
+        for line in split_lines(chunk):
+            if line.strip():
+                out.append(line)
+                if len(out) >= max_lines:
+                    break
+        return out
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if data.find(b"\r") != -1:
+        lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
+    return lines
+
+
+def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
+    """Decompress every gzip member; keep what can be read of a truncated stream."""
+    out = bytearray()
+    rest = raw
+    while rest.startswith(_GZIP_MAGIC):
+        d = zlib.decompressobj(wbits=47)
+        try:
+            for i in range(0, len(rest), _CHUNK):
+                out += d.decompress(rest[i : i + _CHUNK])
+                if d.eof:
+                    break
+        except zlib.error as exc:
+            return bytes(out), f"corrupt gzip data after {len(out)} decompressed bytes ({exc})"
+        if not d.eof:
+            return bytes(
+                out
+            ), f"truncated gzip stream: kept the first {len(out)} decompressed bytes"
+        rest = d.unused_data
+    return bytes(out), None
+
+
+def read_content(path: str | Path) -> Content:
+    """Read a capture file; raises :class:`CaptureError` when it cannot be read at all."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise CaptureError(source, f"cannot read: {exc.strerror or exc}") from exc
+    content = Content(source=source, data=raw)
+    if raw.startswith(_GZIP_MAGIC):
+        data, warning = _gunzip(raw)
+        content.data, content.compressed = data, True
+        if warning:
+            content.warnings.append(warning)
+    if content.data.startswith(_BOM):
+        content.data = content.data[len(_BOM) :]
+        content.bom = True
+    return content
+
+
+def looks_binary(content: Content) -> bool:
+    """NUL bytes or mostly non-text in the first 8 KiB: not a text capture."""
+    head = content.data[:8192]
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    text_like = sum(1 for b in head if b >= 0x20 or b in b"\t\n\r\f")
+    return text_like / len(head) < 0.85

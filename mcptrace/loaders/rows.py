@@ -1,0 +1,491 @@
+"""Turning parsed lines into rows of the messages table.
+
+Every loader, whatever its envelope, ends up with (a) where the line was, (b) the
+envelope facts it knows (time, session, direction, ...) and (c) either a parsed
+JSON-RPC message or a reason it has none. :class:`RowBuilder` collects those and
+:func:`rpc_fields` extracts the typed JSON-RPC columns from an already-parsed
+message, so the protocol is interpreted in exactly one place and every JSON
+document is parsed exactly once.
+
+This module never reads files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from mcptrace import _json
+from mcptrace.schema import MESSAGES, Timestamp
+
+_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+#: params key naming the thing a request acts on (tool, prompt, resource)
+_TARGET_KEYS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "resources/subscribe": "uri",
+    "resources/unsubscribe": "uri",
+    "notifications/resources/updated": "uri",
+}
+
+RpcFields = tuple[
+    str,  # kind
+    str | None,  # id json text
+    str | None,  # id type
+    str | None,  # method
+    str | None,  # target
+    int | None,  # error code
+    bool | None,  # error code is int
+    str | None,  # error message
+    str | None,  # result type
+    bool | None,  # tool error
+    str | None,  # protocol version
+    str | None,  # progress token json
+    str | None,  # cancel id json
+    str | None,  # problem (invalid rows)
+]
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value, as used in ``id_type``."""
+    t = type(value)
+    if t is int:
+        return "integer"
+    if t is str:
+        return "string"
+    if value is None:
+        return "null"
+    if t is bool:
+        return "boolean"
+    if t is float:
+        return "number"
+    if t is dict:
+        return "object"
+    return "array"
+
+
+def id_text(value: Any) -> str:
+    """Exact JSON text of an id-like value (``5`` and ``"5"`` stay distinct)."""
+    if type(value) is int:
+        return str(value)
+    return _json.dumps(value)
+
+
+def _invalid(problem: str) -> RpcFields:
+    return (
+        "invalid",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        problem,
+    )
+
+
+def rpc_fields(msg: Any) -> RpcFields:
+    """Classify one parsed JSON value and extract the typed JSON-RPC columns.
+
+    Classification is by keys, not by schema (SPEC_RULES §6, quirk 1): ``method``
+    with ``id`` is a request, ``method`` alone a notification, ``error`` an error
+    response, ``result`` a success response. Violations such as a wrong
+    ``jsonrpc`` value or both ``result`` and ``error`` are left for the linter:
+    the row keeps the message text.
+    """
+    if type(msg) is not dict:
+        return _invalid(f"not a JSON-RPC message: a JSON {json_type(msg)}, not an object")
+    has_id = "id" in msg
+    if has_id:
+        raw_id = msg["id"]
+        mid: str | None = id_text(raw_id)
+        mid_type: str | None = json_type(raw_id)
+    else:
+        mid = mid_type = None
+    method = msg.get("method")
+    if method is not None:
+        if type(method) is not str:
+            return _invalid(f"`method` is a JSON {json_type(method)}, not a string")
+        kind = "request" if has_id else "notification"
+        target = version = token = cancel = None
+        params = msg.get("params")
+        if type(params) is dict:
+            key = _TARGET_KEYS.get(method)
+            if key is not None:
+                value = params.get(key)
+                if type(value) is str:
+                    target = value
+            elif method == "completion/complete":
+                ref = params.get("ref")
+                if type(ref) is dict:
+                    value = ref.get("name") or ref.get("uri")
+                    if type(value) is str:
+                        target = value
+            meta = params.get("_meta")
+            if type(meta) is dict:
+                if "progressToken" in meta:
+                    token = id_text(meta["progressToken"])
+                v = meta.get(_PROTOCOL_VERSION_KEY)
+                if type(v) is str:
+                    version = v
+            if method == "initialize":
+                v = params.get("protocolVersion")
+                if type(v) is str:
+                    version = v
+            elif method == "notifications/progress":
+                if "progressToken" in params:
+                    token = id_text(params["progressToken"])
+            elif method == "notifications/cancelled" and "requestId" in params:
+                cancel = id_text(params["requestId"])
+        return (
+            kind,
+            mid,
+            mid_type,
+            method,
+            target,
+            None,
+            None,
+            None,
+            None,
+            None,
+            version,
+            token,
+            cancel,
+            None,
+        )
+    if "error" in msg:
+        error = msg["error"]
+        code: int | None = None
+        code_is_int: bool | None = False
+        message: str | None = None
+        if type(error) is dict:
+            raw_code = error.get("code")
+            if type(raw_code) is int:
+                code_is_int = True
+                if _INT64_MIN <= raw_code <= _INT64_MAX:
+                    code = raw_code
+            elif type(raw_code) is float and raw_code.is_integer() and abs(raw_code) < 2**63:
+                code = int(raw_code)
+            m = error.get("message")
+            if type(m) is str:
+                message = m
+        return (
+            "error",
+            mid,
+            mid_type,
+            None,
+            None,
+            code,
+            code_is_int,
+            message,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+    if "result" in msg:
+        result = msg["result"]
+        rtype = version = None
+        tool_error: bool | None = None
+        if type(result) is dict:
+            r = result.get("resultType")
+            if type(r) is str:
+                rtype = r
+            if result.get("isError") is True:
+                tool_error = True
+            # only an InitializeResult carries protocolVersion at the top level
+            v = result.get("protocolVersion")
+            if type(v) is str and ("serverInfo" in result or "capabilities" in result):
+                version = v
+        return (
+            "response",
+            mid,
+            mid_type,
+            None,
+            None,
+            None,
+            None,
+            None,
+            rtype,
+            tool_error,
+            version,
+            None,
+            None,
+            None,
+        )
+    return _invalid("not a JSON-RPC message: no `method`, `result` or `error` member")
+
+
+_RPC_COLUMNS = (
+    "kind",
+    "id",
+    "id_type",
+    "method",
+    "target",
+    "error_code",
+    "error_code_is_int",
+    "error_message",
+    "result_type",
+    "tool_error",
+    "protocol_version",
+    "progress_token",
+    "cancel_id",
+)
+
+#: columns a loader sets per row (the rest are per file or computed later)
+_ROW_COLUMNS = (
+    "line",
+    "ts_text",
+    "ts_us",
+    "session",
+    "server",
+    "direction",
+    "direction_inferred",
+    "transport",
+    "batch_index",
+    *_RPC_COLUMNS,
+    "http_method",
+    "http_status",
+    "http_headers",
+    "message",
+    "raw",
+    "parse_error",
+)
+
+
+def decode_raw(data: bytes) -> tuple[str, str | None]:
+    """Decode a line for the ``raw`` column; report invalid UTF-8 with its byte offset."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return (
+            data.decode("utf-8", errors="backslashreplace"),
+            f"invalid UTF-8 at byte {exc.start}",
+        )
+
+
+@dataclass
+class Envelope:
+    """What a capture's envelope says about a line, beyond the message itself."""
+
+    ts_text: str | None = None
+    ts_us: int | None = None
+    session: str | None = None
+    server: str | None = None
+    direction: str = "unknown"
+    direction_inferred: bool = False
+    transport: str | None = None
+    http_method: str | None = None
+    http_status: int | None = None
+    http_headers: str | None = None
+
+
+_NO_ENVELOPE = Envelope()
+
+
+def _fill(values: list[str | None]) -> pl.Series:
+    return pl.Series(values, dtype=pl.String).forward_fill().backward_fill()
+
+
+@dataclass
+class RowBuilder:
+    """Accumulates message rows for one file; :meth:`frame` returns them as a table.
+
+    ``ts_format`` is the strftime format of ``ts_text`` values (``"%+"`` for
+    RFC 3339 with zone); ``ts_quality`` says how trustworthy parsed times are;
+    ``tz`` names the zone of local wall-clock times (``None`` reads them as UTC).
+    """
+
+    source: str
+    format: str
+    default_session: str
+    transport: str = "unknown"
+    ts_format: str = "%+"
+    ts_quality: str = "exact"
+    tz: str | None = None
+    cols: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in _ROW_COLUMNS})
+
+    def __len__(self) -> int:
+        return len(self.cols["line"])
+
+    # -- adding rows ------------------------------------------------------------
+
+    def _append(
+        self,
+        line: int,
+        env: Envelope,
+        batch_index: int | None,
+        fields: RpcFields,
+        message: str | None,
+        raw: str,
+        problem: str | None,
+    ) -> None:
+        c = self.cols
+        c["line"].append(line)
+        c["ts_text"].append(env.ts_text)
+        c["ts_us"].append(env.ts_us)
+        c["session"].append(env.session)
+        c["server"].append(env.server)
+        c["direction"].append(env.direction)
+        c["direction_inferred"].append(env.direction_inferred)
+        c["transport"].append(env.transport)
+        c["batch_index"].append(batch_index)
+        for name, value in zip(_RPC_COLUMNS, fields[:13], strict=True):
+            c[name].append(value)
+        c["http_method"].append(env.http_method)
+        c["http_status"].append(env.http_status)
+        c["http_headers"].append(env.http_headers)
+        c["message"].append(message)
+        c["raw"].append(raw)
+        c["parse_error"].append(problem)
+
+    def add_parsed(
+        self,
+        line: int,
+        raw: str,
+        msg: Any,
+        message_text: str | None,
+        env: Envelope = _NO_ENVELOPE,
+        note: str | None = None,
+    ) -> None:
+        """Add a parsed JSON value; a JSON array becomes one row per element (a batch).
+
+        ``message_text`` is the message as it appeared on the wire, when known;
+        otherwise compact JSON is written. ``note`` is a warning kept in
+        ``parse_error`` on a row that is otherwise valid (e.g. a BOM).
+        """
+        if type(msg) is list:
+            if not msg:
+                self._append(
+                    line,
+                    env,
+                    None,
+                    _invalid("empty JSON array (batch)"),
+                    message_text or "[]",
+                    raw,
+                    "empty JSON array (batch)",
+                )
+                return
+            for i, element in enumerate(msg):
+                fields = rpc_fields(element)
+                self._append(line, env, i, fields, _json.dumps(element), raw, fields[13] or note)
+            return
+        fields = rpc_fields(msg)
+        if message_text is None:
+            message_text = _json.dumps(msg)
+        self._append(line, env, None, fields, message_text, raw, fields[13] or note)
+
+    def add_text(
+        self, line: int, raw: str, text: str, env: Envelope = _NO_ENVELOPE, note: str | None = None
+    ) -> None:
+        """Parse ``text`` as one JSON-RPC message (or batch); bad JSON becomes an invalid row."""
+        try:
+            msg = _json.loads(text)
+        except _json.JSONDecodeError as exc:
+            problem = _json.describe_error(exc)
+            if note:
+                problem = f"{note}; {problem}"
+            self._append(line, env, None, _invalid(problem), text, raw, problem)
+            return
+        self.add_parsed(line, raw, msg, text, env, note)
+
+    def add_invalid(
+        self,
+        line: int,
+        raw: str,
+        problem: str,
+        env: Envelope = _NO_ENVELOPE,
+        message: str | None = None,
+    ) -> None:
+        self._append(line, env, None, _invalid(problem), message, raw, problem)
+
+    def add_other(
+        self,
+        line: int,
+        raw: str,
+        kind: str,
+        env: Envelope = _NO_ENVELOPE,
+        note: str | None = None,
+        text: str | None = None,
+    ) -> None:
+        """A non-protocol row (``stderr``, ``log``, ``transport``, ``blank``); ``text`` is
+        its content without the format's prefix, kept in ``message``."""
+        fields: RpcFields = (
+            kind,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+        self._append(line, env, None, fields, text, raw, note)
+
+    # -- output -----------------------------------------------------------------
+
+    def frame(self) -> pl.DataFrame:
+        """The rows as a messages table (``ordinal`` is assigned later by the trace)."""
+        c = self.cols
+        n = len(c["line"])
+        ts = self._timestamps()
+        quality = pl.when(ts.is_null()).then(pl.lit("none")).otherwise(pl.lit(self.ts_quality))
+        data: dict[str, Any] = {
+            "source": pl.repeat(self.source, n, eager=True, dtype=pl.String),
+            "format": pl.repeat(self.format, n, eager=True, dtype=pl.String),
+            "line": c["line"],
+            "ordinal": None,
+            "ts": ts,
+            # lines that carry no session (bad JSON, stderr) belong to the one around them
+            "session": _fill(c["session"]).fill_null(self.default_session),
+            "server": _fill(c["server"]),
+            "direction": c["direction"],
+            "direction_inferred": c["direction_inferred"],
+            "transport": pl.Series(c["transport"], dtype=pl.String).fill_null(self.transport),
+            "batch_index": c["batch_index"],
+            "batched": pl.Series(c["batch_index"], dtype=pl.Int32).is_not_null(),
+            **{name: c[name] for name in _RPC_COLUMNS},
+            "http_method": c["http_method"],
+            "http_status": c["http_status"],
+            "http_headers": c["http_headers"],
+            "message": c["message"],
+            "raw": c["raw"],
+            "parse_error": c["parse_error"],
+        }
+        df = MESSAGES.from_columns({k: v for k, v in data.items() if k != "ts_quality"})
+        return df.with_columns(ts_quality=quality.cast(MESSAGES.schema["ts_quality"]))
+
+    def _timestamps(self) -> pl.Series:
+        texts = pl.Series(self.cols["ts_text"], dtype=pl.String)
+        micros = pl.Series(self.cols["ts_us"], dtype=pl.Int64)
+        if self.ts_format == "%+":
+            parsed = texts.str.to_datetime("%+", time_zone="UTC", strict=False, time_unit="us")
+        else:
+            # wall-clock times: read in the given zone (or UTC), then expressed in UTC
+            parsed = texts.str.to_datetime(self.ts_format, strict=False, time_unit="us")
+            parsed = parsed.dt.replace_time_zone(
+                self.tz or "UTC", ambiguous="earliest", non_existent="null"
+            )
+        parsed = parsed.dt.convert_time_zone("UTC")
+        from_epoch = pl.from_epoch(micros, time_unit="us").dt.replace_time_zone("UTC")
+        return parsed.fill_null(from_epoch).cast(Timestamp).alias("ts")

@@ -1,0 +1,232 @@
+"""Sessions: who talked, which protocol revision they spoke, and how we know.
+
+The revision of a session is determined, most trustworthy first (SPEC_RULES §5):
+
+1. ``initialize``: the ``protocolVersion`` of the InitializeResult (the agreed
+   revision); if the capture has only the request, the client's proposal;
+2. ``meta``: the 2026-07-28 per-request ``_meta`` protocol version (the most
+   frequent one, since a client may retry with another after -32022);
+3. ``http_header``: the ``MCP-Protocol-Version`` request header;
+4. ``fingerprint``: features only one revision has (``resultType``,
+   ``server/discover``, ``subscriptions/listen`` -> 2026-07-28; ``tasks/*`` ->
+   2025-11-25; ``elicitation/create`` -> 2025-06-18 or later, ...);
+5. ``unknown``.
+
+Only the few handshake rows are parsed here (with Polars JSON paths); the
+messages table already carries every per-row fact this needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import polars as pl
+
+from mcptrace.schema import MESSAGES, SESSIONS
+
+_META = "io.modelcontextprotocol"
+
+#: (method or feature test, revision) in order of preference; weak evidence only
+_FINGERPRINTS: tuple[tuple[pl.Expr, str], ...] = (
+    (pl.col("result_type").is_not_null(), "2026-07-28"),
+    (pl.col("method").is_in(["server/discover", "subscriptions/listen"]), "2026-07-28"),
+    (pl.col("method").str.starts_with("tasks/"), "2025-11-25"),
+    (pl.col("method") == "notifications/elicitation/complete", "2025-11-25"),
+    (pl.col("method") == "elicitation/create", "2025-06-18"),
+    (pl.col("batched"), "2025-03-26"),
+)
+
+
+def _path(expr: str) -> pl.Expr:
+    return pl.col("message").str.json_path_match(expr)
+
+
+def _json_at(expr: str) -> pl.Expr:
+    """The JSON text at a path (objects come back as JSON text)."""
+    return pl.col("message").str.json_path_match(expr)
+
+
+def _first(expr: pl.Expr, name: str) -> pl.Expr:
+    return expr.drop_nulls().first().alias(name)
+
+
+def identify(messages: pl.DataFrame) -> pl.DataFrame:
+    """Per session: revision (and how it was known), client and server identity.
+
+    Returns columns session, revision, revision_source, requested_revision,
+    revisions_seen, client_name, client_version, server_name, server_version,
+    client_capabilities, server_capabilities, client.
+    """
+    init_req = (
+        messages.filter((pl.col("method") == "initialize") & (pl.col("kind") == "request"))
+        .group_by("session", maintain_order=True)
+        .agg(
+            _first(pl.col("protocol_version"), "requested_revision"),
+            _first(_path("$.params.clientInfo.name"), "init_client_name"),
+            _first(_path("$.params.clientInfo.version"), "init_client_version"),
+            _first(_json_at("$.params.capabilities"), "init_client_caps"),
+        )
+    )
+    init_res = (
+        messages.filter((pl.col("kind") == "response") & pl.col("protocol_version").is_not_null())
+        .group_by("session", maintain_order=True)
+        .agg(
+            pl.col("protocol_version").last().alias("agreed_revision"),
+            pl.col("message")
+            .last()
+            .str.json_path_match("$.result.serverInfo.name")
+            .alias("init_server_name"),
+            pl.col("message")
+            .last()
+            .str.json_path_match("$.result.serverInfo.version")
+            .alias("init_server_version"),
+            pl.col("message")
+            .last()
+            .str.json_path_match("$.result.capabilities")
+            .alias("init_server_caps"),
+        )
+    )
+    modern_req = messages.filter(
+        (pl.col("kind") == "request")
+        & (pl.col("method") != "initialize")
+        & pl.col("protocol_version").is_not_null()
+    )
+    meta = modern_req.group_by("session", maintain_order=True).agg(
+        pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
+        _first(_path(f'$.params._meta["{_META}/clientInfo"].name'), "meta_client_name"),
+        _first(_path(f'$.params._meta["{_META}/clientInfo"].version'), "meta_client_version"),
+        _first(_json_at(f'$.params._meta["{_META}/clientCapabilities"]'), "meta_client_caps"),
+    )
+    discover = (
+        messages.filter(pl.col("result_type").is_not_null())
+        .group_by("session", maintain_order=True)
+        .agg(
+            _first(_path(f'$.result._meta["{_META}/serverInfo"].name'), "meta_server_name"),
+            _first(_path(f'$.result._meta["{_META}/serverInfo"].version'), "meta_server_version"),
+            _first(_path("$.result.serverInfo.name"), "disc_server_name"),
+            _first(_path("$.result.serverInfo.version"), "disc_server_version"),
+            _first(
+                pl.when(_path("$.result.supportedVersions").is_not_null()).then(
+                    _json_at("$.result.capabilities")
+                ),
+                "disc_server_caps",
+            ),
+        )
+    )
+    header = (
+        messages.filter(pl.col("http_headers").is_not_null() & (pl.col("direction") == "c2s"))
+        .with_columns(
+            _h=pl.coalesce(
+                pl.col("http_headers").str.json_path_match("$['MCP-Protocol-Version']"),
+                pl.col("http_headers").str.json_path_match("$['mcp-protocol-version']"),
+                pl.col("http_headers").str.json_path_match("$['Mcp-Protocol-Version']"),
+            )
+        )
+        .group_by("session", maintain_order=True)
+        .agg(pl.col("_h").drop_nulls().mode().sort().last().alias("header_revision"))
+    )
+    fingerprint = messages.group_by("session", maintain_order=True).agg(
+        pl.coalesce(*[pl.when(test.any()).then(pl.lit(rev)) for test, rev in _FINGERPRINTS]).alias(
+            "fp_revision"
+        ),
+        pl.col("protocol_version").drop_nulls().unique(maintain_order=True).alias("revisions_seen"),
+    )
+
+    ident = fingerprint
+    for part in (init_req, init_res, meta, discover, header):
+        ident = ident.join(part, on="session", how="left")
+    ident = ident.with_columns(
+        revision=pl.coalesce(
+            "agreed_revision",
+            "requested_revision",
+            "meta_revision",
+            "header_revision",
+            "fp_revision",
+        ),
+        revision_source=pl.when(
+            pl.col("agreed_revision").is_not_null() | pl.col("requested_revision").is_not_null()
+        )
+        .then(pl.lit("initialize"))
+        .when(pl.col("meta_revision").is_not_null())
+        .then(pl.lit("meta"))
+        .when(pl.col("header_revision").is_not_null())
+        .then(pl.lit("http_header"))
+        .when(pl.col("fp_revision").is_not_null())
+        .then(pl.lit("fingerprint"))
+        .otherwise(pl.lit("unknown")),
+        client_name=pl.coalesce("init_client_name", "meta_client_name"),
+        client_version=pl.coalesce("init_client_version", "meta_client_version"),
+        server_name=pl.coalesce("init_server_name", "disc_server_name", "meta_server_name"),
+        server_version=pl.coalesce(
+            "init_server_version", "disc_server_version", "meta_server_version"
+        ),
+        client_capabilities=pl.coalesce("init_client_caps", "meta_client_caps"),
+        server_capabilities=pl.coalesce("init_server_caps", "disc_server_caps"),
+    )
+    return ident.select(
+        "session",
+        "revision",
+        pl.col("revision_source").cast(SESSIONS.schema["revision_source"]),
+        "requested_revision",
+        "revisions_seen",
+        "client_name",
+        "client_version",
+        "server_name",
+        "server_version",
+        "client_capabilities",
+        "server_capabilities",
+        pl.col("client_name").alias("client"),
+    )
+
+
+def build_sessions(
+    messages: pl.DataFrame,
+    calls: pl.DataFrame,
+    identity: pl.DataFrame,
+    *,
+    truncated_sources: Collection[str] = (),
+) -> pl.DataFrame:
+    """One row per session, in order of first appearance."""
+    MESSAGES.validate(messages)
+    kind = pl.col("kind")
+    quality_rank = pl.col("ts_quality").to_physical()
+    base = messages.group_by("session", maintain_order=True).agg(
+        pl.col("source").first(),
+        pl.col("format").first(),
+        pl.col("server").drop_nulls().first(),
+        pl.col("transport")
+        .filter(pl.col("transport") != "unknown")
+        .mode()
+        .first()
+        .alias("transport"),
+        pl.col("ts").min().alias("first_ts"),
+        pl.col("ts").max().alias("last_ts"),
+        pl.col("ts_quality").sort_by(quality_rank).last().alias("ts_quality"),
+        pl.len().cast(pl.Int64).alias("messages"),
+        (kind == "request").sum().cast(pl.Int64).alias("requests"),
+        (kind == "notification").sum().cast(pl.Int64).alias("notifications"),
+        (kind == "response").sum().cast(pl.Int64).alias("responses"),
+        (kind == "error").sum().cast(pl.Int64).alias("errors"),
+        (kind == "invalid").sum().cast(pl.Int64).alias("invalid"),
+        kind.is_in(["stderr", "log", "transport", "blank"]).sum().cast(pl.Int64).alias("other"),
+        pl.col("source").is_in(list(truncated_sources)).any().alias("truncated"),
+    )
+    call_counts = calls.group_by("session").agg(
+        pl.col("outcome")
+        .is_in(["unanswered", "cancelled"])
+        .sum()
+        .cast(pl.Int64)
+        .alias("unanswered"),
+        (pl.col("outcome") == "orphan").sum().cast(pl.Int64).alias("orphans"),
+    )
+    sessions = (
+        base.join(call_counts, on="session", how="left")
+        .join(identity.drop("client"), on="session", how="left")
+        .with_columns(
+            pl.col("unanswered", "orphans").fill_null(0),
+            duration_s=(pl.col("last_ts") - pl.col("first_ts")).dt.total_microseconds() / 1e6,
+            transport=pl.col("transport").fill_null("unknown"),
+            revision_source=pl.col("revision_source").fill_null("unknown"),
+        )
+    )
+    return SESSIONS.conform(sessions)

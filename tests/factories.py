@@ -1,0 +1,59 @@
+"""Test factories: tiny captures built inline, the way each test needs them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_traces"
+SHARED_SPEC = ROOT.parent / "shared" / "spec"
+
+
+def rec(
+    msg: Any,
+    *,
+    dir: str = "c2s",
+    session: str = "s1",
+    ts: str | None = "2026-08-01T10:00:00Z",
+    **extra: Any,
+) -> dict[str, Any]:
+    """One mcptrace capture record."""
+    out: dict[str, Any] = {"dir": dir, "session": session, "msg": msg}
+    if ts is not None:
+        out["ts"] = ts
+    out.update(extra)
+    return out
+
+
+def req(id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    m: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        m["params"] = params
+    return m
+
+
+def res(id: Any, result: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "result": result if result is not None else {}}
+
+
+def err(id: Any, code: Any = -32603, message: str = "boom") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
+
+
+def note(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    m: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        m["params"] = params
+    return m
+
+
+def ts(seconds: float) -> str:
+    """An RFC 3339 UTC time ``seconds`` after 2026-08-01T10:00:00Z."""
+    whole = int(seconds)
+    micros = round((seconds - whole) * 1_000_000)
+    return f"2026-08-01T10:{whole // 60:02d}:{whole % 60:02d}.{micros:06d}Z"
+
+
+WriteLines = Callable[..., Path]

@@ -1,0 +1,173 @@
+"""The trace model end to end on small inline captures: messages, calls, sessions."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from factories import WriteLines, err, note, rec, req, res, ts
+
+import mcptrace
+from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
+
+
+def _init(session: str = "s1", version: str = "2025-11-25") -> list[dict[str, object]]:
+    return [
+        rec(
+            req(0, "initialize", {"protocolVersion": version, "capabilities": {"roots": {}},
+                                  "clientInfo": {"name": "host", "version": "1.0"}}),
+            session=session, ts=ts(0),
+        ),
+        rec(
+            res(0, {"protocolVersion": version, "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "srv", "version": "2.0"}}),
+            dir="s2c", session=session, ts=ts(0.1),
+        ),
+        rec(note("notifications/initialized"), session=session, ts=ts(0.2)),
+    ]  # fmt: skip
+
+
+def test_schemas_hold_at_every_stage(write_lines: WriteLines) -> None:
+    path = write_lines(
+        [*_init(), rec(req(1, "tools/list"), ts=ts(1)), rec(res(1), dir="s2c", ts=ts(1.5))]
+    )
+    trace = mcptrace.load(path)
+    MESSAGES.validate(trace.messages)
+    CALLS.validate(trace.calls)
+    SESSIONS.validate(trace.sessions)
+    SOURCES.validate(trace.sources)
+
+
+def test_ids_keep_their_json_type(write_lines: WriteLines) -> None:
+    path = write_lines(
+        [
+            rec(req(5, "tools/list"), ts=ts(1)),
+            rec(req("5", "tools/list"), ts=ts(2)),
+            rec(res("5"), dir="s2c", ts=ts(3)),
+            rec({"jsonrpc": "2.0", "id": None, "method": "ping"}, ts=ts(4)),
+            rec(note("notifications/initialized"), ts=ts(5)),
+        ]
+    )
+    m = mcptrace.load(path).messages
+    assert m["id"].to_list() == ["5", '"5"', '"5"', "null", None]
+    assert m["id_type"].cast(pl.String).to_list() == ["integer", "string", "string", "null", None]
+    calls = mcptrace.load(path).calls
+    by_id = dict(
+        zip(calls["id"].to_list(), calls["outcome"].cast(pl.String).to_list(), strict=True)
+    )
+    # the string-id response must not answer the integer-id request
+    assert by_id == {"5": "unanswered", '"5"': "ok", "null": "unanswered"}
+
+
+def test_pairing_outcomes_and_latency(write_lines: WriteLines) -> None:
+    tool_error = {"content": [{"type": "text", "text": "no"}], "isError": True}
+    path = write_lines(
+        [
+            *_init(),
+            rec(req(1, "tools/call", {"name": "ok_tool"}), ts=ts(1)),
+            rec(res(1, {"content": []}), dir="s2c", ts=ts(1.25)),
+            rec(req(2, "tools/call", {"name": "bad_tool"}), ts=ts(2)),
+            rec(res(2, tool_error), dir="s2c", ts=ts(2.5)),
+            rec(req(3, "tools/call", {"name": "broken"}), ts=ts(3)),
+            rec(err(3, -32603, "internal"), dir="s2c", ts=ts(3.1)),
+            rec(req(4, "tools/call", {"name": "slow"}), ts=ts(4)),
+            rec(note("notifications/cancelled", {"requestId": 4}), ts=ts(9)),
+            rec(req(5, "tools/call", {"name": "lost"}), ts=ts(5)),
+            rec(res(99), dir="s2c", ts=ts(10)),
+        ]
+    )
+    calls = mcptrace.load(path).calls
+    got = calls.select("id", "target", "outcome", "latency_ms", "error_code").rows()
+    assert got == [
+        ("0", None, "ok", 100.0, None),
+        ("1", "ok_tool", "ok", 250.0, None),
+        ("2", "bad_tool", "tool_error", 500.0, None),
+        ("3", "broken", "error", 100.0, -32603),
+        ("4", "slow", "cancelled", None, None),
+        ("5", "lost", "unanswered", None, None),
+        ("99", None, "orphan", None, None),
+    ]
+    assert calls.filter(pl.col("id") == "4")["cancel_line"].item() == 11
+
+
+def test_id_reuse_after_completion_and_duplicate_response(write_lines: WriteLines) -> None:
+    path = write_lines(
+        [
+            rec(req(1, "tools/list"), ts=ts(1)),
+            rec(res(1), dir="s2c", ts=ts(2)),
+            rec(req(1, "prompts/list"), ts=ts(3)),
+            rec(res(1), dir="s2c", ts=ts(5)),
+            rec(res(1), dir="s2c", ts=ts(6)),
+        ]
+    )
+    calls = mcptrace.load(path).calls
+    assert calls.select("method", "outcome", "latency_ms", "duplicate").rows() == [
+        ("tools/list", "ok", 1000.0, None),
+        ("prompts/list", "ok", 2000.0, None),
+        (None, "orphan", None, True),
+    ]
+
+
+def test_both_sides_have_separate_id_spaces(write_lines: WriteLines) -> None:
+    path = write_lines(
+        [
+            rec(req(1, "tools/call", {"name": "t"}), ts=ts(1)),
+            rec(req(1, "roots/list"), dir="s2c", ts=ts(2)),
+            rec(res(1, {"roots": []}), dir="c2s", ts=ts(3)),
+            rec(res(1, {"content": []}), dir="s2c", ts=ts(4)),
+        ]
+    )
+    calls = mcptrace.load(path).calls
+    assert calls.select("direction", "method", "latency_ms").rows() == [
+        ("c2s", "tools/call", 3000.0),
+        ("s2c", "roots/list", 1000.0),
+    ]
+
+
+def test_sessions_revision_and_identity(write_lines: WriteLines) -> None:
+    modern_meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-host", "version": "3"},
+    }
+    path = write_lines(
+        [
+            *_init("legacy", "2025-06-18"),
+            rec(req("a", "tools/list", {"_meta": modern_meta}), session="modern", ts=ts(1)),
+            rec(
+                res("a", {"tools": [], "resultType": "complete"}),
+                dir="s2c",
+                session="modern",
+                ts=ts(2),
+            ),
+            rec(req(1, "tools/list"), session="nothing", ts=None),
+        ]
+    )
+    s = mcptrace.load(path).sessions
+    got = s.select("session", "revision", "revision_source", "client_name", "server_name").rows()
+    assert got == [
+        ("legacy", "2025-06-18", "initialize", "host", "srv"),
+        ("modern", "2026-07-28", "meta", "modern-host", None),
+        ("nothing", None, "unknown", None, None),
+    ]
+    legacy = s.row(0, named=True)
+    assert legacy["client_capabilities"] == '{"roots":{}}'
+    assert legacy["server_capabilities"] == '{"tools":{}}'
+    assert legacy["duration_s"] == pytest.approx(0.2)
+    assert s.filter(pl.col("session") == "nothing")["ts_quality"].item() == "none"
+
+
+def test_every_line_is_a_row(write_lines: WriteLines) -> None:
+    path = write_lines(
+        [rec(req(1, "tools/list")), b"{broken", b"", b"[1, 2", rec(res(1), dir="s2c"), b"   "]
+    )
+    trace = mcptrace.load(path)
+    m = trace.messages
+    assert m.height == 6
+    assert m["line"].to_list() == [1, 2, 3, 4, 5, 6]
+    assert m["kind"].cast(pl.String).to_list() == [
+        "request", "invalid", "blank", "invalid", "response", "blank",
+    ]  # fmt: skip
+    assert "char" in m["parse_error"][1]
+    # rows without a session of their own stay in the session around them
+    assert m["session"].unique().to_list() == ["s1"]
+    assert trace.sources.row(0, named=True)["invalid"] == 2
