@@ -1,10 +1,48 @@
-"""The ``mcptrace`` command line: thin commands over the public API."""
+"""The ``mcptrace`` command line: thin commands over the public API.
+
+Each command lives in its own module and only parses options, calls the
+library and renders. Exit codes: 0 success, 1 findings at or above the fail
+level (lint), 2 usage or input error (an unreadable or unrecognised file).
+"""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True)
+from mcptrace import __version__
+from mcptrace.cli import convert, formats, show, summary
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Offline analysis of Model Context Protocol (MCP) traffic captures.",
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mcptrace {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Offline analysis of Model Context Protocol (MCP) traffic captures."""
+
+
+app.command("summary")(summary.summary)
+app.command("show")(show.show)
+app.command("convert")(convert.convert)
+app.command("formats")(formats.formats)
 
 
 def main() -> None:

@@ -1,0 +1,71 @@
+"""Options and helpers shared by the commands: loading with progress, input errors."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import mcptrace
+from mcptrace.errors import McpTraceError
+from mcptrace.trace import Trace
+
+TraceArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Capture files, directories (read recursively) or globs.", show_default=False
+    ),
+]
+FormatOpt = Annotated[
+    str | None,
+    typer.Option("--format", "-f", help="Force the capture format (see `mcptrace formats`)."),
+]
+TzOpt = Annotated[
+    str | None,
+    typer.Option("--tz", help="IANA zone of wall-clock timestamps without one (VS Code logs)."),
+]
+
+
+class _Progress:
+    """A one-line progress report on stderr, shown only on a terminal and after a moment."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, path: str, index: int, total: int) -> None:
+        if not self.enabled or time.monotonic() - self.start < 0.5:
+            return
+        self.shown = True
+        sys.stderr.write(f"\r\x1b[Kloading {index + 1}/{total}: {path}")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def load_or_exit(paths: list[Path], fmt: str | None, tz: str | None) -> Trace:
+    """Load the inputs; on failure print the reason and exit 2."""
+    progress = _Progress()
+    try:
+        trace = mcptrace.load(paths, format=fmt, tz=tz, progress=progress)
+    except McpTraceError as exc:
+        progress.done()
+        typer.echo(f"mcptrace: error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    progress.done()
+    return trace
+
+
+def report_input_errors(trace: Trace) -> int:
+    """Print each unreadable file to stderr; the exit code the command should use (0 or 2)."""
+    errors = trace.errors
+    for row in errors.iter_rows(named=True):
+        typer.echo(f"mcptrace: error: {row['source']}: {row['error']}", err=True)
+    return 2 if errors.height else 0

@@ -1,0 +1,54 @@
+"""``mcptrace show``: the messages, one line each, like a packet list."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from mcptrace.cli._common import FormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.listing import message_list
+
+_ARROWS = {"c2s": "->", "s2c": "<-", "unknown": "??"}
+
+
+def show(
+    traces: TraceArg,
+    session: Annotated[
+        list[str] | None, typer.Option("--session", "-s", help="Only these sessions.")
+    ] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option("--method", "-m", help="Only these methods (responses follow their request)."),
+    ] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kind",
+            "-k",
+            help="Only these kinds (request, response, error, invalid, stderr, ...).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", help="At most this many lines.")
+    ] = None,
+    format: FormatOpt = None,
+    tz: TzOpt = None,
+) -> None:
+    """One line per message in capture order: time, session, direction, id, method or outcome."""
+    trace = load_or_exit(traces, format, tz)
+    listing = message_list(trace, sessions=session, methods=method, kinds=kind)
+    if limit is not None:
+        listing = listing.head(limit)
+    width = max([len(s) for s in listing["session"].unique().to_list()] + [7])
+    for row in listing.iter_rows(named=True):
+        when = row["ts"].strftime("%H:%M:%S.%f")[:-3] if row["ts"] is not None else "--:--:--.---"
+        arrow = _ARROWS[row["direction"]]
+        ident = row["id"] if row["id"] is not None else ""
+        typer.echo(
+            f"{row['line']:>6}  {when}  {row['session']:<{width}}  {arrow}  "
+            f"{ident:>6}  {row['what']}".rstrip()
+        )
+    if listing.is_empty():
+        typer.echo("(no messages match)", err=True)
+    raise typer.Exit(report_input_errors(trace))
