@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/mcptrace show sample_traces/capture/healthy-2025-11-25.jsonl
 
 lint: $(STAMP)
-	$(BIN)/ruff check mcptrace tests benchmarks
-	$(BIN)/ruff format --check mcptrace tests benchmarks
+	$(BIN)/ruff check mcptrace tests scripts
+	$(BIN)/ruff format --check mcptrace tests scripts
 	$(BIN)/mypy
 
 test: lint

@@ -141,7 +141,8 @@ def _pair_direction_files(
     for (_, pattern), members in groups.items():
         if len(members) != 2 or {d for _, d in members} != {"c2s", "s2c"}:
             continue
-        session = pattern.replace("*", "").strip("._-") or pattern
+        stem = re.sub(r"(\.(jsonl|ndjson|json|log|txt|gz))+$", "", pattern, flags=re.IGNORECASE)
+        session = re.sub(r"[._-]*\*[._-]*", "-", stem).strip("-") or pattern
         for source, direction in members:
             replaced[source] = frames[source].with_columns(
                 session=pl.lit(session),
@@ -154,6 +155,31 @@ def _pair_direction_files(
             )
         sessions.add(session)
     return replaced, sessions, notes
+
+
+#: formats whose session keys are derived from file structure (``weather#1``), not
+#: recorded ids; the same derived key in two files names two different sessions
+_DERIVED_SESSION_FORMATS = frozenset({"claude-desktop", "vscode", "inspector", "stdio"})
+
+
+def _disambiguate_sessions(loaded: list[tuple[str, str, pl.DataFrame]]) -> list[pl.DataFrame]:
+    """Prefix derived session keys with the file name where another file has the same key."""
+    owners: dict[str, set[str]] = {}
+    for source, _, df in loaded:
+        for key in df["session"].unique().to_list():
+            owners.setdefault(key, set()).add(source)
+    frames = []
+    for source, fmt, frame in loaded:
+        clashing = [k for k in frame["session"].unique().to_list() if len(owners[k]) > 1]
+        if fmt in _DERIVED_SESSION_FORMATS and clashing:
+            prefix = Path(source).name
+            frame = frame.with_columns(  # noqa: PLW2901 - the renamed frame replaces the loaded one
+                session=pl.when(pl.col("session").is_in(clashing))
+                .then(pl.format("{}:{}", pl.lit(prefix), pl.col("session")))
+                .otherwise(pl.col("session"))
+            )
+        frames.append(frame)
+    return frames
 
 
 def load(
@@ -227,7 +253,10 @@ def load(
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
         raise CaptureError(str(paths), f"no capture could be read ({reasons})")
     replaced, unordered, notes = _pair_direction_files(loaded)
-    frames = [replaced.get(source, df) for source, _, df in loaded]
+    # paired per-direction files share their session on purpose
+    frames = _disambiguate_sessions(
+        [(s, "paired" if s in replaced else f, replaced.get(s, df)) for s, f, df in loaded]
+    )
     messages = pl.concat(frames, how="vertical").with_columns(
         ordinal=pl.int_range(pl.len(), dtype=pl.Int64)
     )

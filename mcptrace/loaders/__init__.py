@@ -9,13 +9,17 @@ highest confident score wins.
 from __future__ import annotations
 
 from mcptrace.errors import CaptureError, UnknownFormatError, UsageError
-from mcptrace.loaders import capture, stdio
+from mcptrace.loaders import capture, claude_desktop, inspector, mcpsnoop, stdio, vscode
 from mcptrace.loaders.base import LoadContext, LoaderModule, LoadResult, make_head
 from mcptrace.loaders.reader import Content, looks_binary, read_content
 
 #: every loader, in tie-break order (more specific formats first)
 FORMATS: dict[str, LoaderModule] = {
     capture.NAME: capture,
+    mcpsnoop.NAME: mcpsnoop,
+    inspector.NAME: inspector,
+    claude_desktop.NAME: claude_desktop,
+    vscode.NAME: vscode,
     stdio.NAME: stdio,
 }
 

@@ -18,7 +18,7 @@ from typing import Any
 from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
-from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
+from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, rpc_fields
 
 NAME = "capture"
 DESCRIPTION = 'mcptrace capture JSONL: {"ts", "dir", "session", "msg", ...} per line'
@@ -69,28 +69,55 @@ def _envelope(rec: dict[str, Any]) -> tuple[Envelope, str | None]:
     return env, "; ".join(problems) or None
 
 
+_FAST_KEYS = frozenset(("ts", "dir", "session", "msg", "raw", "server", "transport"))
+
+
 def load(content: Content, ctx: LoadContext) -> LoadResult:
     rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
-    loads = _json.loads
+    loads, dumps = _json.loads, _json.dumps
+    append_row, sparse = rows.append_row, rows.sparse
+    servers, transports = sparse["server"], sparse["transport"]
     for lineno, data in enumerate(content.lines, 1):
-        raw, utf8_problem = decode_raw(data)
-        if not raw.strip():
-            rows.add_other(lineno, raw, "blank")
-            continue
         try:
             rec = loads(data)
         except _json.JSONDecodeError as exc:
-            problem = utf8_problem or _json.describe_error(exc)
-            rows.add_invalid(lineno, raw, f"capture record is not valid JSON: {problem}")
+            raw, utf8_problem = decode_raw(data)
+            if not raw.strip():
+                rows.add_other(lineno, raw, "blank")
+            else:
+                problem = utf8_problem or _json.describe_error(exc)
+                rows.add_invalid(lineno, raw, f"capture record is not valid JSON: {problem}")
             continue
+        raw = data.decode()  # orjson accepted it, so it is valid UTF-8
         if type(rec) is not dict or "msg" not in rec:
             rows.add_invalid(lineno, raw, "capture record without a `msg` member")
             continue
-        env, note = _envelope(rec)
         msg = rec["msg"]
         d = rec.get("dir")
+        ts = rec.get("ts")
+        session = rec.get("session")
+        # the common record takes the hot path: no Envelope object, sparse extras
+        if (
+            type(msg) is dict
+            and d in _DIRECTIONS
+            and (ts is None or type(ts) is str)
+            and (session is None or type(session) is str)
+            and _FAST_KEYS.issuperset(rec)
+        ):
+            fields = rpc_fields(msg)
+            wire = rec.get("raw")
+            text = wire if type(wire) is str else dumps(msg)
+            append_row(lineno, ts, session, d, fields, text, raw, fields[13])
+            server = rec.get("server")
+            if type(server) is str:
+                servers[len(rows) - 1] = server
+            transport = rec.get("transport")
+            if transport in _TRANSPORTS:
+                transports[len(rows) - 1] = transport
+            continue
+        env, note = _envelope(rec)
         if type(d) is str and d in _TEXT_KINDS:
-            text = msg if type(msg) is str else _json.dumps(msg)
+            text = msg if type(msg) is str else dumps(msg)
             rows.add_other(lineno, raw, _TEXT_KINDS[d], env, note, text=text)
             continue
         wire = rec.get("raw")

@@ -53,7 +53,7 @@ def infer_directions(df: pl.DataFrame) -> pl.DataFrame:
             "_i", pl.col(right_on).alias(left_on), "_req_d"
         )
         return keyed.sort("_i").join_asof(
-            right.sort("_i"), on="_i", by=left_on, strategy="backward"
+            right.sort("_i"), on="_i", by=left_on, strategy="backward", check_sortedness=False
         )
 
     responses = latest_request(

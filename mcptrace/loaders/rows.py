@@ -247,24 +247,6 @@ _RPC_COLUMNS = (
 )
 
 #: columns a loader sets per row (the rest are per file or computed later)
-_ROW_COLUMNS = (
-    "line",
-    "ts_text",
-    "ts_us",
-    "session",
-    "server",
-    "direction",
-    "direction_inferred",
-    "transport",
-    "batch_index",
-    *_RPC_COLUMNS,
-    "http_method",
-    "http_status",
-    "http_headers",
-    "message",
-    "raw",
-    "parse_error",
-)
 
 
 def decode_raw(data: bytes) -> tuple[str, str | None]:
@@ -295,10 +277,62 @@ class Envelope:
 
 
 _NO_ENVELOPE = Envelope()
+_ENV_SPARSE = (
+    "ts_us",
+    "server",
+    "direction_inferred",
+    "transport",
+    "http_method",
+    "http_status",
+    "http_headers",
+)
 
 
-def _fill(values: list[str | None]) -> pl.Series:
-    return pl.Series(values, dtype=pl.String).forward_fill().backward_fill()
+_NO_EXTRAS = (None,) * 9
+
+#: columns nearly every row has a value for: kept as plain lists
+_DENSE = (
+    "line",
+    "ts_text",
+    "session",
+    "direction",
+    "kind",
+    "id",
+    "id_type",
+    "method",
+    "message",
+    "raw",
+)
+#: columns most rows leave empty: kept as {row index: value}, so the hot path skips them
+_SPARSE = (
+    "ts_us",
+    "server",
+    "direction_inferred",
+    "transport",
+    "batch_index",
+    "target",
+    "error_code",
+    "error_code_is_int",
+    "error_message",
+    "result_type",
+    "tool_error",
+    "protocol_version",
+    "progress_token",
+    "cancel_id",
+    "http_method",
+    "http_status",
+    "http_headers",
+    "parse_error",
+)
+_SPARSE_TYPES: dict[str, pl.DataType] = {
+    "ts_us": pl.Int64(),
+    "direction_inferred": pl.Boolean(),
+    "batch_index": pl.Int32(),
+    "error_code": pl.Int64(),
+    "error_code_is_int": pl.Boolean(),
+    "tool_error": pl.Boolean(),
+    "http_status": pl.Int64(),
+}
 
 
 @dataclass
@@ -308,6 +342,11 @@ class RowBuilder:
     ``ts_format`` is the strftime format of ``ts_text`` values (``"%+"`` for
     RFC 3339 with zone); ``ts_quality`` says how trustworthy parsed times are;
     ``tz`` names the zone of local wall-clock times (``None`` reads them as UTC).
+    The few rows whose time is of another quality than the rest (e.g. a response
+    time derived from its request's time) get it with :meth:`override_ts_quality`.
+
+    Storage is split for speed: :data:`_DENSE` columns are lists appended for
+    every row, :data:`_SPARSE` ones are dicts filled only where a row has a value.
     """
 
     source: str
@@ -317,10 +356,19 @@ class RowBuilder:
     ts_format: str = "%+"
     ts_quality: str = "exact"
     tz: str | None = None
-    cols: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in _ROW_COLUMNS})
+    cols: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in _DENSE})
+    sparse: dict[str, dict[int, Any]] = field(default_factory=lambda: {c: {} for c in _SPARSE})
+    #: row index -> ``ts_quality`` for rows that differ from the builder's (rare)
+    ts_quality_rows: dict[int, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.cols["line"])
+
+    def override_ts_quality(self, start: int, quality: str) -> None:
+        """Give the rows added since ``start`` (an earlier ``len(self)``) their own
+        ``ts_quality``; rows without a time still get ``none``."""
+        for i in range(start, len(self)):
+            self.ts_quality_rows[i] = quality
 
     # -- adding rows ------------------------------------------------------------
 
@@ -334,24 +382,51 @@ class RowBuilder:
         raw: str,
         problem: str | None,
     ) -> None:
+        self.append_row(
+            line, env.ts_text, env.session, env.direction, fields, message, raw, problem
+        )
+        i = len(self.cols["line"]) - 1
+        sp = self.sparse
+        for name in _ENV_SPARSE:
+            value = getattr(env, name)
+            if value is not None and value is not False:
+                sp[name][i] = value
+        if batch_index is not None:
+            sp["batch_index"][i] = batch_index
+
+    def append_row(
+        self,
+        line: int,
+        ts_text: str | None,
+        session: str | None,
+        direction: str,
+        fields: RpcFields,
+        message: str | None,
+        raw: str,
+        problem: str | None,
+    ) -> None:
+        """The hot path: one row with only the common envelope facts."""
         c = self.cols
+        i = len(c["line"])
         c["line"].append(line)
-        c["ts_text"].append(env.ts_text)
-        c["ts_us"].append(env.ts_us)
-        c["session"].append(env.session)
-        c["server"].append(env.server)
-        c["direction"].append(env.direction)
-        c["direction_inferred"].append(env.direction_inferred)
-        c["transport"].append(env.transport)
-        c["batch_index"].append(batch_index)
-        for name, value in zip(_RPC_COLUMNS, fields[:13], strict=True):
-            c[name].append(value)
-        c["http_method"].append(env.http_method)
-        c["http_status"].append(env.http_status)
-        c["http_headers"].append(env.http_headers)
+        c["ts_text"].append(ts_text)
+        c["session"].append(session)
+        c["direction"].append(direction)
+        c["kind"].append(fields[0])
+        c["id"].append(fields[1])
+        c["id_type"].append(fields[2])
+        c["method"].append(fields[3])
         c["message"].append(message)
         c["raw"].append(raw)
-        c["parse_error"].append(problem)
+        if problem is not None:
+            self.sparse["parse_error"][i] = problem
+        # fields 4..12 are null for most rows; store only what is there
+        extras = fields[4:13]
+        if extras != _NO_EXTRAS:
+            sparse = self.sparse
+            for name, value in zip(_RPC_COLUMNS[4:], extras, strict=True):
+                if value is not None:
+                    sparse[name][i] = value
 
     def add_parsed(
         self,
@@ -370,15 +445,8 @@ class RowBuilder:
         """
         if type(msg) is list:
             if not msg:
-                self._append(
-                    line,
-                    env,
-                    None,
-                    _invalid("empty JSON array (batch)"),
-                    message_text or "[]",
-                    raw,
-                    "empty JSON array (batch)",
-                )
+                problem = "empty JSON array (batch)"
+                self._append(line, env, None, _invalid(problem), message_text or "[]", raw, problem)
                 return
             for i, element in enumerate(msg):
                 fields = rpc_fields(element)
@@ -387,10 +455,20 @@ class RowBuilder:
         fields = rpc_fields(msg)
         if message_text is None:
             message_text = _json.dumps(msg)
-        self._append(line, env, None, fields, message_text, raw, fields[13] or note)
+        if env is _NO_ENVELOPE:
+            self.append_row(
+                line, None, None, "unknown", fields, message_text, raw, fields[13] or note
+            )
+        else:
+            self._append(line, env, None, fields, message_text, raw, fields[13] or note)
 
     def add_text(
-        self, line: int, raw: str, text: str, env: Envelope = _NO_ENVELOPE, note: str | None = None
+        self,
+        line: int,
+        raw: str,
+        text: str,
+        env: Envelope = _NO_ENVELOPE,
+        note: str | None = None,
     ) -> None:
         """Parse ``text`` as one JSON-RPC message (or batch); bad JSON becomes an invalid row."""
         try:
@@ -448,8 +526,16 @@ class RowBuilder:
         """The rows as a messages table (``ordinal`` is assigned later by the trace)."""
         c = self.cols
         n = len(c["line"])
-        ts = self._timestamps()
-        quality = pl.when(ts.is_null()).then(pl.lit("none")).otherwise(pl.lit(self.ts_quality))
+        sp = {name: self._sparse_series(name, n) for name in _SPARSE}
+        ts = self._timestamps(sp["ts_us"])
+        if self.ts_quality_rows:
+            per_row = [self.ts_quality] * n
+            for i, q in self.ts_quality_rows.items():
+                per_row[i] = q
+            known = pl.lit(pl.Series(per_row, dtype=pl.String))
+        else:
+            known = pl.lit(self.ts_quality)
+        quality = pl.when(ts.is_null()).then(pl.lit("none")).otherwise(known)
         data: dict[str, Any] = {
             "source": pl.repeat(self.source, n, eager=True, dtype=pl.String),
             "format": pl.repeat(self.format, n, eager=True, dtype=pl.String),
@@ -457,27 +543,41 @@ class RowBuilder:
             "ordinal": None,
             "ts": ts,
             # lines that carry no session (bad JSON, stderr) belong to the one around them
-            "session": _fill(c["session"]).fill_null(self.default_session),
-            "server": _fill(c["server"]),
+            "session": pl.Series(c["session"], dtype=pl.String)
+            .forward_fill()
+            .backward_fill()
+            .fill_null(self.default_session),
+            "server": sp["server"].forward_fill().backward_fill(),
             "direction": c["direction"],
-            "direction_inferred": c["direction_inferred"],
-            "transport": pl.Series(c["transport"], dtype=pl.String).fill_null(self.transport),
-            "batch_index": c["batch_index"],
-            "batched": pl.Series(c["batch_index"], dtype=pl.Int32).is_not_null(),
-            **{name: c[name] for name in _RPC_COLUMNS},
-            "http_method": c["http_method"],
-            "http_status": c["http_status"],
-            "http_headers": c["http_headers"],
+            "direction_inferred": sp["direction_inferred"].fill_null(False),
+            "transport": sp["transport"].fill_null(self.transport),
+            "batch_index": sp["batch_index"],
+            "batched": sp["batch_index"].is_not_null(),
+            **{name: c[name] for name in _RPC_COLUMNS[:4]},
+            **{name: sp[name] for name in _RPC_COLUMNS[4:]},
+            "http_method": sp["http_method"],
+            "http_status": sp["http_status"],
+            "http_headers": sp["http_headers"],
             "message": c["message"],
             "raw": c["raw"],
-            "parse_error": c["parse_error"],
+            "parse_error": sp["parse_error"],
         }
         df = MESSAGES.from_columns({k: v for k, v in data.items() if k != "ts_quality"})
         return df.with_columns(ts_quality=quality.cast(MESSAGES.schema["ts_quality"]))
 
-    def _timestamps(self) -> pl.Series:
+    def _sparse_series(self, name: str, n: int) -> pl.Series:
+        dtype = _SPARSE_TYPES.get(name, pl.String())
+        values = self.sparse[name]
+        if not values:
+            return pl.repeat(None, n, dtype=dtype, eager=True).alias(name)
+        if len(values) == n:
+            return pl.Series(name, [values[i] for i in range(n)], dtype=dtype, strict=False)
+        idx = pl.Series(list(values.keys()), dtype=pl.UInt32)
+        vals = pl.Series(list(values.values()), dtype=dtype, strict=False)
+        return pl.repeat(None, n, dtype=dtype, eager=True).alias(name).scatter(idx, vals)
+
+    def _timestamps(self, micros: pl.Series) -> pl.Series:
         texts = pl.Series(self.cols["ts_text"], dtype=pl.String)
-        micros = pl.Series(self.cols["ts_us"], dtype=pl.Int64)
         if self.ts_format == "%+":
             parsed = texts.str.to_datetime("%+", time_zone="UTC", strict=False, time_unit="us")
         else:

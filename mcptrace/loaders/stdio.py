@@ -39,19 +39,20 @@ def sniff(head: Head) -> int:
 def load(content: Content, ctx: LoadContext) -> LoadResult:
     rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem, transport="stdio")
     loads = _json.loads
+    add_parsed = rows.add_parsed
     for lineno, data in enumerate(content.lines, 1):
-        raw, utf8_problem = decode_raw(data)
-        if utf8_problem:
-            rows.add_invalid(lineno, raw, utf8_problem, message=raw)
-            continue
-        if not raw.strip():
-            rows.add_other(lineno, raw, "blank")
-            continue
         try:
             msg = loads(data)
         except _json.JSONDecodeError as exc:
-            rows.add_invalid(lineno, raw, _json.describe_error(exc), message=raw)
+            raw, utf8_problem = decode_raw(data)
+            if utf8_problem:
+                rows.add_invalid(lineno, raw, utf8_problem, message=raw)
+            elif not raw.strip():
+                rows.add_other(lineno, raw, "blank")
+            else:
+                rows.add_invalid(lineno, raw, _json.describe_error(exc), message=raw)
             continue
-        rows.add_parsed(lineno, raw, msg, raw)
+        raw = data.decode()  # orjson accepted it, so it is valid UTF-8
+        add_parsed(lineno, raw, msg, raw)
     messages = infer_directions(rows.frame())
     return LoadResult(messages=messages, lines=len(content.lines))

@@ -1,0 +1,89 @@
+"""Raw stdio NDJSON: direction inference and per-direction file pairs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+from factories import SAMPLES, WriteLines
+
+import mcptrace
+
+INTERLEAVED = [
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}',
+    b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},'
+    b'"serverInfo":{"name":"s","version":"1"}}}',
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p"}}}',
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}',
+    b'{"jsonrpc":"2.0","id":0,"method":"roots/list"}',
+    b'{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}',
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}',
+    b'{"jsonrpc":"2.0","id":7,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":7,"result":{}}',
+    b"Starting server on stdout (oops)",
+]
+
+
+def test_directions_are_inferred_from_methods_and_pairing(write_lines: WriteLines) -> None:
+    trace = mcptrace.load(write_lines(INTERLEAVED))
+    m = trace.messages
+    assert trace.sources["format"][0] == "stdio"
+    assert m["direction"].cast(pl.String).to_list() == [
+        "c2s",  # initialize: client only
+        "s2c",  # answers a c2s request
+        "c2s",
+        "c2s",
+        "s2c",  # progress for the token of a c2s request
+        "s2c",  # roots/list: server only
+        "c2s",  # answers the s2c roots/list, although id 0 was also the client's initialize
+        "c2s",  # cancels the client's request 1
+        "unknown",  # ping goes both ways: ambiguous
+        "unknown",
+        "unknown",  # not JSON
+    ]
+    assert m["direction_inferred"].to_list() == [True] * 8 + [False] * 3
+    assert m["transport"].cast(pl.String).unique().to_list() == ["stdio"]
+    assert m["kind"][-1] == "invalid"
+    calls = trace.calls.select("direction", "method", "outcome").rows()
+    assert ("s2c", "roots/list", "ok") in calls
+    assert ("c2s", "tools/call", "cancelled") in calls
+
+
+def test_per_direction_files_form_one_unordered_session(tmp_path: Path) -> None:
+    (tmp_path / "srv.stdin.jsonl").write_bytes(
+        b"\n".join([INTERLEAVED[0], INTERLEAVED[2], INTERLEAVED[3], INTERLEAVED[6]]) + b"\n"
+    )
+    (tmp_path / "srv.stdout.jsonl").write_bytes(
+        b"\n".join([INTERLEAVED[1], INTERLEAVED[4], INTERLEAVED[5],
+                    b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}']) + b"\n"
+    )  # fmt: skip
+    trace = mcptrace.load(tmp_path)
+    assert trace.messages["session"].unique().to_list() == ["srv"]
+    by_file = trace.messages.group_by("source").agg(pl.col("direction").cast(pl.String).unique())
+    assert {Path(s).name: d for s, d in by_file.iter_rows()} == {
+        "srv.stdin.jsonl": ["c2s"],
+        "srv.stdout.jsonl": ["s2c"],
+    }
+    calls = trace.calls
+    # roots/list (in stdout) is answered from stdin, which comes first in capture order
+    assert calls.select("direction", "method", "outcome").sort("method").rows() == [
+        ("c2s", "initialize", "ok"),
+        ("s2c", "roots/list", "ok"),
+        ("c2s", "tools/call", "ok"),
+    ]
+    assert calls["latency_ms"].null_count() == calls.height
+    assert "order of messages across the two files is unknown" in trace.sources["note"][0]
+
+
+def test_sample_interleaved_and_pair_agree() -> None:
+    single = mcptrace.load(SAMPLES / "stdio" / "docs-server.ndjson")
+    pair = mcptrace.load(SAMPLES / "stdio-pair")
+    cols = ["method", "target", "outcome"]
+    assert single.calls.select(cols).sort(cols).rows() == pair.calls.select(cols).sort(cols).rows()
+    assert (
+        single.sessions["revision"].to_list()
+        == pair.sessions["revision"].to_list()
+        == ["2025-11-25"]
+    )

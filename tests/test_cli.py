@@ -1,0 +1,123 @@
+"""The command line: output, exit codes and error reporting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+from factories import SAMPLES, WriteLines, rec, req, res
+from typer.testing import CliRunner
+
+import mcptrace
+from mcptrace.cli import app
+
+runner = CliRunner()
+LEGACY = SAMPLES / "capture" / "healthy-2025-11-25.jsonl"
+
+
+def test_version_and_help() -> None:
+    assert runner.invoke(app, ["--version"]).output.strip() == f"mcptrace {mcptrace.__version__}"
+    for args in (["--help"], ["summary", "--help"], ["show", "-h"], ["convert", "--help"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert "Usage" in result.output
+
+
+def test_summary_text() -> None:
+    result = runner.invoke(app, ["summary", str(LEGACY)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "docs-1" in out and "2025-11-25" in out and "initialize" in out
+    assert "desk-host 4.2.0" in out and "docs-server 1.8.3" in out
+    assert "tools/call" in out
+    assert "Unanswered requests: 0   orphan responses: 0" in out
+    assert "Invalid lines: 0" in out
+
+
+def test_summary_json_counts() -> None:
+    result = runner.invoke(app, ["summary", "--json", str(LEGACY)])
+    assert result.exit_code == 0
+    data = orjson.loads(result.output)
+    assert data["messages"] == 26
+    assert data["kinds"] == {"request": 11, "response": 10, "notification": 4, "error": 1}
+    assert data["outcomes"] == {"ok": 9, "tool_error": 1, "error": 1}
+    assert data["sessions"][0]["revision_source"] == "initialize"
+
+
+def test_show_lists_messages_with_arrows_and_filters() -> None:
+    result = runner.invoke(app, ["show", str(LEGACY), "--method", "tools/call"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert len(lines) == 6  # three calls, each request and response
+    assert "->" in lines[0] and "tools/call search_docs" in lines[0]
+    assert "<-" in lines[1] and "result to tools/call search_docs (158.0 ms)" in lines[1]
+    assert "tool error to tools/call fetch_page" in result.output
+    errors = runner.invoke(app, ["show", str(LEGACY), "--kind", "error"]).output
+    assert "error -32602 Unknown prompt: nonexistent to prompts/get" in errors
+
+
+def test_unreadable_file_exits_2_but_others_are_analysed(tmp_path: Path) -> None:
+    bad = tmp_path / "garbage.bin"
+    bad.write_bytes(bytes(range(256)) * 10)
+    result = runner.invoke(app, ["summary", str(LEGACY), str(bad)])
+    assert result.exit_code == 2
+    assert "docs-1" in result.stdout
+    assert f"{bad}: binary content" in result.stderr
+    missing = runner.invoke(app, ["summary", str(tmp_path / "missing.jsonl")])
+    assert missing.exit_code == 2
+    assert "missing.jsonl" in missing.stderr
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["summary", "--format", "pcap", str(LEGACY)])
+    assert result.exit_code == 2
+    assert "unknown format 'pcap'" in result.stderr
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+@pytest.mark.parametrize("table", ["messages", "calls", "sessions"])
+def test_convert_tables(tmp_path: Path, suffix: str, table: str) -> None:
+    out = tmp_path / f"out{suffix}"
+    result = runner.invoke(app, ["convert", str(LEGACY), "-o", str(out), "--table", table])
+    assert result.exit_code == 0, result.output
+    df = pl.read_parquet(out) if suffix == ".parquet" else pl.read_csv(out)
+    expected = getattr(mcptrace.load(LEGACY), table)
+    assert df.height == expected.height
+    assert df.columns == expected.columns
+
+
+def test_convert_to_capture_round_trips(tmp_path: Path, write_lines: WriteLines) -> None:
+    src = write_lines(
+        [
+            rec(req(1, "tools/list"), ts="2026-08-01T10:00:00.5Z"),
+            rec(
+                res(1),
+                dir="s2c",
+                ts="2026-08-01T10:00:01Z",
+                raw='{"jsonrpc": "2.0", "id": 1, "result": {}}',
+            ),
+            rec("{not json", dir="s2c"),
+            rec("server warming up", dir="stderr"),
+        ]
+    )
+    out = tmp_path / "round.jsonl"
+    assert runner.invoke(app, ["convert", str(src), "-o", str(out)]).exit_code == 0
+    before, after = mcptrace.load(src), mcptrace.load(out)
+    cols = ["ts", "session", "direction", "kind", "id", "method", "message"]
+    assert after.messages.select(cols).equals(before.messages.select(cols))
+    assert after.calls.select("latency_ms", "outcome").rows() == [(500.0, "ok")]
+    # a stdio capture becomes a capture file with the inferred directions written down
+    stdio_out = tmp_path / "from-stdio.jsonl"
+    runner.invoke(
+        app, ["convert", str(SAMPLES / "stdio" / "docs-server.ndjson"), "-o", str(stdio_out)]
+    )
+    first = orjson.loads(stdio_out.read_bytes().splitlines()[0])
+    assert first["dir"] == "c2s" and first["msg"]["method"] == "initialize"
+
+
+def test_formats_lists_every_loader() -> None:
+    out = runner.invoke(app, ["formats"]).output
+    for name in mcptrace.FORMATS:
+        assert name in out
