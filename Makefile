@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/mcptrace show sample_traces/capture/healthy-2025-11-25.jsonl
 
 lint: $(STAMP)
-	$(BIN)/ruff check mcptrace tests scripts
-	$(BIN)/ruff format --check mcptrace tests scripts
+	$(BIN)/ruff check mcptrace tests scripts benchmarks
+	$(BIN)/ruff format --check mcptrace tests scripts benchmarks
 	$(BIN)/mypy
 
 test: lint

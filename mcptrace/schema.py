@@ -40,6 +40,8 @@ TS_QUALITIES = ("exact", "local", "derived", "none")
 ID_TYPES = ("integer", "number", "string", "null", "boolean", "object", "array")
 OUTCOMES = ("ok", "error", "tool_error", "input_required", "cancelled", "unanswered", "orphan")
 REVISION_SOURCES = ("override", "initialize", "meta", "http_header", "fingerprint", "unknown")
+SEVERITIES = ("error", "warning", "info")
+SCOPES = ("message", "pairing", "session", "transport")
 
 Direction = pl.Enum(DIRECTIONS)
 Transport = pl.Enum(TRANSPORTS)
@@ -48,6 +50,8 @@ TsQuality = pl.Enum(TS_QUALITIES)
 IdType = pl.Enum(ID_TYPES)
 Outcome = pl.Enum(OUTCOMES)
 RevisionSource = pl.Enum(REVISION_SOURCES)
+Severity = pl.Enum(SEVERITIES)
+Scope = pl.Enum(SCOPES)
 Timestamp = pl.Datetime("us", "UTC")
 
 
@@ -367,7 +371,30 @@ SESSIONS = Table(
     ),
 )
 
-TABLES = (MESSAGES, CALLS, SESSIONS, SOURCES)
+# ---------------------------------------------------------------------------
+# findings
+# ---------------------------------------------------------------------------
+
+FINDINGS = Table(
+    "findings",
+    "One row per rule violation found by `mcptrace lint`, in capture order.",
+    (
+        Column("code", pl.String(), "stable rule code, e.g. JR004 (see `mcptrace rules`)"),
+        Column("name", pl.String(), "kebab-case rule name, e.g. null-request-id"),
+        Column(
+            "severity", Severity, "error (MUST), warning (SHOULD), info (derived or informational)"
+        ),
+        Column("scope", Scope, "message, pairing, session or transport"),
+        Column("source", pl.String(), "capture file of the message the finding points at"),
+        Column("line", pl.Int64(), "line in that file"),
+        Column("ordinal", pl.Int64(), "messages.ordinal of that message"),
+        Column("session", pl.String(), "session key"),
+        Column("revision", pl.String(), "protocol revision the message was judged by"),
+        Column("message", pl.String(), "what is wrong, in one sentence"),
+    ),
+)
+
+TABLES = (MESSAGES, CALLS, SESSIONS, SOURCES, FINDINGS)
 
 
 def tables_markdown() -> str:

@@ -50,6 +50,14 @@ def _first(expr: pl.Expr, name: str) -> pl.Expr:
     return expr.drop_nulls().first().alias(name)
 
 
+def _first_per_session(rows: pl.DataFrame, *needles: str) -> pl.DataFrame:
+    """The first row per session whose message text contains every needle."""
+    has = pl.lit(True)
+    for needle in needles:
+        has &= pl.col("message").str.contains(needle, literal=True)
+    return rows.filter(has).unique("session", keep="first", maintain_order=True)
+
+
 def identify(messages: pl.DataFrame) -> pl.DataFrame:
     """Per session: revision (and how it was known), client and server identity.
 
@@ -86,33 +94,40 @@ def identify(messages: pl.DataFrame) -> pl.DataFrame:
             .alias("init_server_caps"),
         )
     )
+    # 2026 identity travels on every request and result: parse only the first one per
+    # session that carries it (a cheap substring test finds it), not all of them
     modern_req = messages.filter(
         (pl.col("kind") == "request")
         & (pl.col("method") != "initialize")
         & pl.col("protocol_version").is_not_null()
     )
-    meta = modern_req.group_by("session", maintain_order=True).agg(
+    meta_revision = modern_req.group_by("session", maintain_order=True).agg(
         pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
-        _first(_path(f'$.params._meta["{_META}/clientInfo"].name'), "meta_client_name"),
-        _first(_path(f'$.params._meta["{_META}/clientInfo"].version'), "meta_client_version"),
-        _first(_json_at(f'$.params._meta["{_META}/clientCapabilities"]'), "meta_client_caps"),
     )
-    discover = (
-        messages.filter(pl.col("result_type").is_not_null())
-        .group_by("session", maintain_order=True)
-        .agg(
-            _first(_path(f'$.result._meta["{_META}/serverInfo"].name'), "meta_server_name"),
-            _first(_path(f'$.result._meta["{_META}/serverInfo"].version'), "meta_server_version"),
-            _first(_path("$.result.serverInfo.name"), "disc_server_name"),
-            _first(_path("$.result.serverInfo.version"), "disc_server_version"),
-            _first(
-                pl.when(_path("$.result.supportedVersions").is_not_null()).then(
-                    _json_at("$.result.capabilities")
-                ),
-                "disc_server_caps",
-            ),
-        )
+    meta_client = _first_per_session(
+        modern_req, f"{_META}/clientCapabilities", f"{_META}/clientInfo"
+    ).select(
+        "session",
+        meta_client_name=_path(f'$.params._meta["{_META}/clientInfo"].name'),
+        meta_client_version=_path(f'$.params._meta["{_META}/clientInfo"].version'),
+        meta_client_caps=_json_at(f'$.params._meta["{_META}/clientCapabilities"]'),
     )
+    meta = meta_revision.join(meta_client, on="session", how="left")
+    results = messages.filter(pl.col("result_type").is_not_null())
+    server_meta = _first_per_session(results, f"{_META}/serverInfo").select(
+        "session",
+        meta_server_name=_path(f'$.result._meta["{_META}/serverInfo"].name'),
+        meta_server_version=_path(f'$.result._meta["{_META}/serverInfo"].version'),
+    )
+    discover_result = _first_per_session(results, "supportedVersions").select(
+        "session",
+        disc_server_name=_path("$.result.serverInfo.name"),
+        disc_server_version=_path("$.result.serverInfo.version"),
+        disc_server_caps=pl.when(_path("$.result.supportedVersions").is_not_null()).then(
+            _json_at("$.result.capabilities")
+        ),
+    )
+    discover = server_meta.join(discover_result, on="session", how="full", coalesce=True)
     header = (
         messages.filter(pl.col("http_headers").is_not_null() & (pl.col("direction") == "c2s"))
         .with_columns(

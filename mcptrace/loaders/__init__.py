@@ -9,7 +9,7 @@ highest confident score wins.
 from __future__ import annotations
 
 from mcptrace.errors import CaptureError, UnknownFormatError, UsageError
-from mcptrace.loaders import capture, claude_desktop, inspector, mcpsnoop, stdio, vscode
+from mcptrace.loaders import capture, chunked, claude_desktop, inspector, mcpsnoop, stdio, vscode
 from mcptrace.loaders.base import LoadContext, LoaderModule, LoadResult, make_head
 from mcptrace.loaders.reader import Content, looks_binary, read_content
 
@@ -59,18 +59,37 @@ def detect(content: Content) -> str:
     return name
 
 
+#: files larger than this are not read into memory whole: only their head is,
+#: for detection, and line formats are then streamed from disk in chunks
+STREAM_BYTES = 64 << 20
+
+
 def load_file(
     path: str, *, format: str | None = None, tz: str | None = None
 ) -> tuple[str, LoadResult, Content]:
-    """Read and parse one file; raises :class:`CaptureError` if it cannot be read at all."""
-    content = read_content(path)
+    """Read and parse one file; raises :class:`CaptureError` if it cannot be read at all.
+
+    Returns the format name, the loader's result and the (possibly partial) content
+    that detection saw.
+    """
+    content = read_content(path, limit=STREAM_BYTES)
     if format is None:
         name = detect(content)
     elif format in FORMATS:
         name = format
     else:
         raise UsageError(f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
-    result = FORMATS[name].load(content, LoadContext(source=path, tz=tz))
+    module = FORMATS[name]
+    ctx = LoadContext(source=path, tz=tz)
+    if chunked.is_chunked(module):
+        if content.partial:
+            result = chunked.load_path(module, path, ctx)  # type: ignore[arg-type]
+        else:
+            result = chunked.load_bytes(module, content.data, ctx)  # type: ignore[arg-type]
+    else:
+        if content.partial:
+            content = read_content(path)
+        result = module.load(content, ctx)
     return name, result, content
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
-from mcptrace.loaders.reader import Content
-from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, rpc_fields
+from mcptrace.loaders.reader import Content, split_lines
+from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, fill_context, rpc_fields
 
 NAME = "capture"
 DESCRIPTION = 'mcptrace capture JSONL: {"ts", "dir", "session", "msg", ...} per line'
@@ -73,22 +75,34 @@ _FAST_KEYS = frozenset(("ts", "dir", "session", "msg", "raw", "server", "transpo
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
+    rows = fill_context(parse_chunk(content.data, 1, ctx), ctx.stem)
+    return LoadResult(messages=finish(rows, ctx), lines=len(content.lines))
+
+
+def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
+    """Whole-file steps after the chunks are joined: none for this format."""
+    return messages
+
+
+def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
+    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled."""
     rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
     loads, dumps = _json.loads, _json.dumps
     append_row, sparse = rows.append_row, rows.sparse
     servers, transports = sparse["server"], sparse["transport"]
-    for lineno, data in enumerate(content.lines, 1):
+    dense_lines = rows.cols["line"]
+    for lineno, line in enumerate(split_lines(data), first_line):
         try:
-            rec = loads(data)
+            rec = loads(line)
         except _json.JSONDecodeError as exc:
-            raw, utf8_problem = decode_raw(data)
+            raw, utf8_problem = decode_raw(line)
             if not raw.strip():
                 rows.add_other(lineno, raw, "blank")
             else:
                 problem = utf8_problem or _json.describe_error(exc)
                 rows.add_invalid(lineno, raw, f"capture record is not valid JSON: {problem}")
             continue
-        raw = data.decode()  # orjson accepted it, so it is valid UTF-8
+        raw = line.decode()  # orjson accepted it, so it is valid UTF-8
         if type(rec) is not dict or "msg" not in rec:
             rows.add_invalid(lineno, raw, "capture record without a `msg` member")
             continue
@@ -107,13 +121,14 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             fields = rpc_fields(msg)
             wire = rec.get("raw")
             text = wire if type(wire) is str else dumps(msg)
+            index = len(dense_lines)
             append_row(lineno, ts, session, d, fields, text, raw, fields[13])
             server = rec.get("server")
             if type(server) is str:
-                servers[len(rows) - 1] = server
+                servers[index] = server
             transport = rec.get("transport")
             if transport in _TRANSPORTS:
-                transports[len(rows) - 1] = transport
+                transports[index] = transport
             continue
         env, note = _envelope(rec)
         if type(d) is str and d in _TEXT_KINDS:
@@ -126,4 +141,4 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             rows.add_text(lineno, raw, msg, env, note)
         else:
             rows.add_parsed(lineno, raw, msg, wire if type(wire) is str else None, env, note)
-    return LoadResult(messages=rows.frame(), lines=len(content.lines))
+    return rows.frame(fill=False)

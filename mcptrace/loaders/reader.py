@@ -26,6 +26,8 @@ class Content:
     data: bytes
     compressed: bool = False
     bom: bool = False
+    #: only the start of the file was read (see ``read_content(limit=...)``)
+    partial: bool = False
     warnings: list[str] = field(default_factory=list)
     _lines: list[bytes] | None = None
 
@@ -78,14 +80,25 @@ def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
     return bytes(out), None
 
 
-def read_content(path: str | Path) -> Content:
-    """Read a capture file; raises :class:`CaptureError` when it cannot be read at all."""
+def read_content(path: str | Path, limit: int | None = None) -> Content:
+    """Read a capture file; raises :class:`CaptureError` when it cannot be read at all.
+
+    With ``limit``, an uncompressed file larger than that is read only up to it
+    (``partial`` is set): enough to detect the format of a file that will be
+    streamed. Compressed files are always read whole.
+    """
     source = str(path)
+    partial = False
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read(limit) if limit is not None else f.read()
+            if limit is not None and not raw.startswith(_GZIP_MAGIC):
+                partial = bool(f.read(1))
+            elif limit is not None:
+                raw += f.read()
     except OSError as exc:
         raise CaptureError(source, f"cannot read: {exc.strerror or exc}") from exc
-    content = Content(source=source, data=raw)
+    content = Content(source=source, data=raw, partial=partial)
     if raw.startswith(_GZIP_MAGIC):
         data, warning = _gunzip(raw)
         content.data, content.compressed = data, True

@@ -290,6 +290,16 @@ _ENV_SPARSE = (
 
 _NO_EXTRAS = (None,) * 9
 
+
+def fill_context(df: pl.DataFrame, default_session: str) -> pl.DataFrame:
+    """Rows that carry no session or server of their own (bad JSON, stderr) belong to
+    the session around them; a file with no session at all gets ``default_session``."""
+    return df.with_columns(
+        session=pl.col("session").forward_fill().backward_fill().fill_null(default_session),
+        server=pl.col("server").forward_fill().backward_fill(),
+    )
+
+
 #: columns nearly every row has a value for: kept as plain lists
 _DENSE = (
     "line",
@@ -356,6 +366,8 @@ class RowBuilder:
     ts_format: str = "%+"
     ts_quality: str = "exact"
     tz: str | None = None
+    #: the message text of most rows is the raw line itself (raw stdio): store it once
+    message_is_raw: bool = False
     cols: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in _DENSE})
     sparse: dict[str, dict[int, Any]] = field(default_factory=lambda: {c: {} for c in _SPARSE})
     #: row index -> ``ts_quality`` for rows that differ from the builder's (rare)
@@ -416,7 +428,7 @@ class RowBuilder:
         c["id"].append(fields[1])
         c["id_type"].append(fields[2])
         c["method"].append(fields[3])
-        c["message"].append(message)
+        c["message"].append(None if self.message_is_raw and message is raw else message)
         c["raw"].append(raw)
         if problem is not None:
             self.sparse["parse_error"][i] = problem
@@ -522,11 +534,20 @@ class RowBuilder:
 
     # -- output -----------------------------------------------------------------
 
-    def frame(self) -> pl.DataFrame:
-        """The rows as a messages table (``ordinal`` is assigned later by the trace)."""
+    def frame(self, *, fill: bool = True) -> pl.DataFrame:
+        """The rows as a messages table (``ordinal`` is assigned later by the trace).
+
+        ``fill=False`` leaves rows without a session or server empty, for a chunk of a
+        file that :func:`fill_context` completes once all chunks are joined.
+        """
         c = self.cols
         n = len(c["line"])
         sp = {name: self._sparse_series(name, n) for name in _SPARSE}
+        raw = pl.Series("raw", c["raw"], dtype=pl.String)
+        message = pl.Series("message", c["message"], dtype=pl.String)
+        if self.message_is_raw:
+            # sharing the raw column keeps one copy of every line in memory, not two
+            message = raw if message.null_count() == n else message.fill_null(raw)
         ts = self._timestamps(sp["ts_us"])
         if self.ts_quality_rows:
             per_row = [self.ts_quality] * n
@@ -542,12 +563,8 @@ class RowBuilder:
             "line": c["line"],
             "ordinal": None,
             "ts": ts,
-            # lines that carry no session (bad JSON, stderr) belong to the one around them
-            "session": pl.Series(c["session"], dtype=pl.String)
-            .forward_fill()
-            .backward_fill()
-            .fill_null(self.default_session),
-            "server": sp["server"].forward_fill().backward_fill(),
+            "session": pl.Series(c["session"], dtype=pl.String),
+            "server": sp["server"],
             "direction": c["direction"],
             "direction_inferred": sp["direction_inferred"].fill_null(False),
             "transport": sp["transport"].fill_null(self.transport),
@@ -558,12 +575,13 @@ class RowBuilder:
             "http_method": sp["http_method"],
             "http_status": sp["http_status"],
             "http_headers": sp["http_headers"],
-            "message": c["message"],
-            "raw": c["raw"],
+            "message": message,
+            "raw": raw,
             "parse_error": sp["parse_error"],
         }
         df = MESSAGES.from_columns({k: v for k, v in data.items() if k != "ts_quality"})
-        return df.with_columns(ts_quality=quality.cast(MESSAGES.schema["ts_quality"]))
+        df = df.with_columns(ts_quality=quality.cast(MESSAGES.schema["ts_quality"]))
+        return fill_context(df, self.default_session) if fill else df
 
     def _sparse_series(self, name: str, n: int) -> pl.Series:
         dtype = _SPARSE_TYPES.get(name, pl.String())

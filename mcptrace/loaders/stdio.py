@@ -8,11 +8,13 @@ rows: on a stdio server's stdout they are stream pollution the linter reports.
 
 from __future__ import annotations
 
+import polars as pl
+
 from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
-from mcptrace.loaders.reader import Content
-from mcptrace.loaders.rows import RowBuilder, decode_raw
+from mcptrace.loaders.reader import Content, split_lines
+from mcptrace.loaders.rows import RowBuilder, decode_raw, fill_context
 
 NAME = "stdio"
 DESCRIPTION = "raw stdio NDJSON: one bare JSON-RPC message per line, no envelope"
@@ -37,22 +39,38 @@ def sniff(head: Head) -> int:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem, transport="stdio")
+    rows = fill_context(parse_chunk(content.data, 1, ctx), ctx.stem)
+    return LoadResult(messages=finish(rows, ctx), lines=len(content.lines))
+
+
+def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
+    """Whole-file step after the chunks are joined: infer who sent each line."""
+    return infer_directions(messages)
+
+
+def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
+    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled."""
+    rows = RowBuilder(
+        source=ctx.source,
+        format=NAME,
+        default_session=ctx.stem,
+        transport="stdio",
+        message_is_raw=True,
+    )
     loads = _json.loads
     add_parsed = rows.add_parsed
-    for lineno, data in enumerate(content.lines, 1):
+    for lineno, line in enumerate(split_lines(data), first_line):
         try:
-            msg = loads(data)
+            msg = loads(line)
         except _json.JSONDecodeError as exc:
-            raw, utf8_problem = decode_raw(data)
+            raw, utf8_problem = decode_raw(line)
             if utf8_problem:
                 rows.add_invalid(lineno, raw, utf8_problem, message=raw)
             elif not raw.strip():
-                rows.add_other(lineno, raw, "blank")
+                rows.add_other(lineno, raw, "blank", text=raw)
             else:
                 rows.add_invalid(lineno, raw, _json.describe_error(exc), message=raw)
             continue
-        raw = data.decode()  # orjson accepted it, so it is valid UTF-8
+        raw = line.decode()  # orjson accepted it, so it is valid UTF-8
         add_parsed(lineno, raw, msg, raw)
-    messages = infer_directions(rows.frame())
-    return LoadResult(messages=messages, lines=len(content.lines))
+    return rows.frame(fill=False)

@@ -1,0 +1,226 @@
+"""Big line-oriented captures: read in chunks, parsed on every core.
+
+Formats whose lines can be parsed independently (a module with ``parse_chunk``
+and ``finish``) are split into chunks of whole lines. Worker processes read
+their chunks straight from the file (compressed files are decompressed here and
+the chunks sent), each returns a messages frame, and the frames are joined in
+order before the whole-file steps (session filling, direction inference) run.
+
+Why processes: parsing JSON with orjson holds the GIL, so threads would not
+use the second core. Why fresh ``python -m`` processes rather than
+multiprocessing: forking a process that holds Polars' thread pool can deadlock
+the child, and multiprocessing's spawn re-runs the caller's main script, which
+breaks every script without a ``__main__`` guard.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+from mcptrace import _json
+from mcptrace.loaders.base import LoadContext, LoadResult
+from mcptrace.loaders.rows import fill_context
+
+#: chunks are about this big: small enough to keep per-chunk Python objects few,
+#: large enough that the per-chunk frame overhead does not show
+CHUNK_BYTES = 8 << 20
+#: below this a file is parsed in this process: starting workers costs more
+PARALLEL_MIN_BYTES = 48 << 20
+_BOM = b"\xef\xbb\xbf"
+
+
+class ChunkedLoader(Protocol):
+    NAME: str
+
+    def parse_chunk(self, data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame: ...
+
+    def finish(self, messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame: ...
+
+
+@dataclass(frozen=True)
+class Span:
+    """A run of whole lines: bytes [start, end) of the file, the first one numbered ``line``."""
+
+    start: int
+    end: int
+    line: int
+
+
+def spans_of_file(path: str, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Span], int]:
+    """Chunk boundaries at line ends, found by streaming the file; and the line count."""
+    spans: list[Span] = []
+    line = 1
+    start = 0
+    with open(path, "rb") as f:
+        buffered = b""
+        offset = 0  # file offset of buffered[0]
+        while True:
+            block = f.read(chunk_bytes)
+            if not block:
+                break
+            buffered += block
+            cut = buffered.rfind(b"\n")
+            if cut == -1:
+                continue
+            end = offset + cut + 1
+            spans.append(Span(start, end, line))
+            line += buffered.count(b"\n", 0, cut + 1)
+            buffered = buffered[cut + 1 :]
+            offset = end
+            start = end
+        if buffered:
+            spans.append(Span(start, offset + len(buffered), line))
+            line += 1
+    return spans, line - 1
+
+
+def spans_of_bytes(data: bytes, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Span], int]:
+    spans: list[Span] = []
+    line, start, n = 1, 0, len(data)
+    while start < n:
+        end = min(start + chunk_bytes, n)
+        if end < n:
+            nl = data.find(b"\n", end - 1)
+            end = n if nl == -1 else nl + 1
+        spans.append(Span(start, end, line))
+        line += data.count(b"\n", start, end)
+        start = end
+    lines = line - 1 + (1 if data and not data.endswith(b"\n") else 0)
+    return spans, lines
+
+
+def _read_span(path: str, span: Span) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(span.start)
+        data = f.read(span.end - span.start)
+    return data[len(_BOM) :] if span.start == 0 and data.startswith(_BOM) else data
+
+
+def _parse_spans(
+    module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext
+) -> list[pl.DataFrame]:
+    return [module.parse_chunk(_read_span(path, span), span.line, ctx) for span in spans]
+
+
+def workers() -> int:
+    """Processes to parse with: every core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _start_worker(
+    fmt: str, path: str, spans: list[Span], ctx: LoadContext, out: str
+) -> subprocess.Popen[bytes]:
+    job = {
+        "format": fmt,
+        "path": path,
+        "spans": [[s.start, s.end, s.line] for s in spans],
+        "source": ctx.source,
+        "tz": ctx.tz,
+        "out": out,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcptrace.loaders.chunked", _json.dumps(job)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _parse_parallel(
+    module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext
+) -> list[pl.DataFrame]:
+    """This process parses the first share of the spans while worker processes parse the
+    others into Arrow IPC files, which are then read back without copying."""
+    n = min(workers(), len(spans))
+    shares = [spans[i * len(spans) // n : (i + 1) * len(spans) // n] for i in range(n)]
+    with tempfile.TemporaryDirectory(prefix="mcptrace-") as tmp:
+        outs = [str(Path(tmp) / f"part{i}.arrow") for i in range(1, n)]
+        procs = [
+            _start_worker(module.NAME, path, share, ctx, out)
+            for share, out in zip(shares[1:], outs, strict=True)
+        ]
+        frames = _parse_spans(module, path, shares[0], ctx)
+        for proc, out in zip(procs, outs, strict=True):
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                tail = err.decode(errors="replace")[-2000:]
+                raise RuntimeError(f"parser worker failed ({proc.returncode}): {tail}")
+            # read fully into memory: the temporary file is removed on exit
+            frames.append(pl.read_ipc(out))
+    return frames
+
+
+def load_path(
+    module: ChunkedLoader, path: str, ctx: LoadContext, *, parallel: bool | None = None
+) -> LoadResult:
+    """Parse an uncompressed file chunk by chunk, in parallel when it is big."""
+    spans, lines = spans_of_file(path)
+    size = spans[-1].end if spans else 0
+    use_pool = parallel if parallel is not None else (size >= PARALLEL_MIN_BYTES and workers() > 1)
+    if use_pool and len(spans) > 1:
+        frames = _parse_parallel(module, path, spans, ctx)
+    else:
+        frames = _parse_spans(module, path, spans, ctx)
+    return LoadResult(messages=_join(module, frames, ctx), lines=lines)
+
+
+def load_bytes(
+    module: ChunkedLoader, data: bytes, ctx: LoadContext, *, parallel: bool | None = None
+) -> LoadResult:
+    """The same for content already in memory (decompressed files)."""
+    spans, lines = spans_of_bytes(data)
+    use_pool = (
+        parallel if parallel is not None else (len(data) >= PARALLEL_MIN_BYTES and workers() > 1)
+    )
+    if use_pool and len(spans) > 1:
+        # workers read from a file: give them the decompressed bytes as one
+        with tempfile.NamedTemporaryFile(prefix="mcptrace-", suffix=".jsonl") as tmp:
+            tmp.write(data)
+            tmp.flush()
+            frames = _parse_parallel(module, tmp.name, spans, ctx)
+    else:
+        frames = [module.parse_chunk(data[s.start : s.end], s.line, ctx) for s in spans]
+    return LoadResult(messages=_join(module, frames, ctx), lines=lines)
+
+
+def _join(module: ChunkedLoader, frames: list[pl.DataFrame], ctx: LoadContext) -> pl.DataFrame:
+    if not frames:
+        frames = [module.parse_chunk(b"", 1, ctx)]
+    joined = pl.concat(frames, how="vertical", rechunk=False)
+    return module.finish(fill_context(joined, ctx.stem), ctx)
+
+
+def is_chunked(module: object) -> bool:
+    return hasattr(module, "parse_chunk") and hasattr(module, "finish")
+
+
+def _worker_main(argv: list[str]) -> int:
+    """Entry point of a parser worker: parse the given spans, write one Arrow IPC file."""
+    from mcptrace.loaders import FORMATS
+
+    job = _json.loads(argv[0])
+    module: ChunkedLoader = FORMATS[job["format"]]  # type: ignore[assignment]
+    ctx = LoadContext(source=job["source"], tz=job["tz"])
+    spans = [Span(*s) for s in job["spans"]]
+    frames = _parse_spans(module, job["path"], spans, ctx)
+    pl.concat(frames, how="vertical", rechunk=False).write_ipc(
+        job["out"], compression="uncompressed"
+    )
+    return 0
+
+
+__all__ = ["CHUNK_BYTES", "PARALLEL_MIN_BYTES", "is_chunked", "load_bytes", "load_path"]
+
+if __name__ == "__main__":
+    sys.exit(_worker_main(sys.argv[1:]))
