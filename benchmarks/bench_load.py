@@ -17,7 +17,7 @@ by ``exec``, which after ``fork``/``vfork`` is the parent's, so a small child of
 big parent would report the parent's size. Runs are interleaved
 (a, b, c, a, b, c, ...) so that drifting machine load hits every measurement alike.
 
-With ``--streaming``, and if ``mcptrace.convert_streaming(source, destination)``
+With ``--streaming``, and if ``mcptrace.streaming.write_messages(source, destination, "parquet")``
 exists, the peak RSS of streaming the capture to Parquet is measured at N and 2N
 messages: flat memory across the two sizes is the point of streaming.
 
@@ -35,7 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,10 +51,9 @@ LABELS = {
     "baseline": "(a) orjson loop (baseline)",
     "load": "(b) mcptrace.load",
     "derived": "(c) load + calls + sessions",
-    "stream": "convert_streaming -> Parquet",
+    "stream": "streaming.write_messages -> Parquet",
 }
 #: the streaming converter measured by --streaming, when mcptrace has it
-STREAMING = "convert_streaming"
 GIB = 1 << 30
 MIB = 1 << 20
 #: the stated targets: (b) no slower than the baseline, peak RSS <= 1 GiB at 10^6 messages
@@ -117,10 +116,9 @@ def _child(mode: str, path: str, dest: str | None) -> dict[str, Any]:
     elif mode == "stream":
         if dest is None:
             raise SystemExit("stream mode needs --dest")
-        # looked up by name: the function may not exist yet, and a static reference
-        # would need a type: ignore that turns stale once it does
-        convert: Callable[[str, str], object] = getattr(mcptrace, STREAMING)
-        convert(path, dest)
+        from mcptrace.streaming import write_messages
+
+        write_messages([path], dest, "parquet")
         rows = _parquet_rows(dest)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
@@ -322,14 +320,6 @@ def _versions() -> dict[str, Any]:
 
 
 def _streaming(messages: int, seed: int, repeat: int) -> dict[str, Any]:
-    import mcptrace
-
-    if not hasattr(mcptrace, STREAMING):
-        print(
-            "\nstreaming: skipped -- mcptrace.convert_streaming does not exist yet "
-            "(expected signature: convert_streaming(source, destination_parquet))"
-        )
-        return {"skipped": "mcptrace.convert_streaming is absent"}
     print(f"\nstreaming to Parquet at {messages:,} and {2 * messages:,} messages:")
     out: dict[str, Any] = {}
     for n in (messages, 2 * messages):
@@ -366,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement")
     parser.add_argument(
-        "--streaming", action="store_true", help="also measure convert_streaming at N and 2N"
+        "--streaming", action="store_true", help="also measure streaming to Parquet at N and 2N"
     )
     parser.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     parser.add_argument("--dest", help=argparse.SUPPRESS)

@@ -20,7 +20,8 @@ import polars as pl
 
 from mcptrace.calls import build_calls
 from mcptrace.errors import CaptureError, UsageError
-from mcptrace.loaders import FORMATS, load_file
+from mcptrace.loaders import FORMATS, LoadResult, content_bytes, detect_file, parse_file
+from mcptrace.loaders.reader import Content
 from mcptrace.schema import MESSAGES, SOURCES
 from mcptrace.sessions import build_sessions, identify
 
@@ -120,66 +121,125 @@ class Trace:
         )
 
 
-def _pair_direction_files(
-    loaded: list[tuple[str, str, pl.DataFrame]],
-) -> tuple[dict[str, pl.DataFrame], set[str], dict[str, str]]:
-    """Per-direction stdio files (``x.in.jsonl`` + ``x.out.jsonl``) become one session."""
-    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for source, fmt, _ in loaded:
-        if fmt != "stdio":
+@dataclass
+class FilePlan:
+    """One input file: its format and how its rows are placed in the trace.
+
+    Decided from file names and formats before any row is parsed, so that
+    :func:`load` and the streaming writers produce the same session keys.
+    """
+
+    source: str
+    format: str
+    content: Content
+    #: per-direction stdio file: the shared session key and this file's direction
+    session: str | None = None
+    direction: str | None = None
+    #: prefix for session keys derived from file structure (``weather#1``)
+    prefix: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems met while reading the file as a whole (BOM, truncated gzip)."""
+        out = list(self.content.warnings)
+        if self.content.bom:
+            out.append("UTF-8 byte order mark at start of file (ignored)")
+        return out
+
+
+#: formats whose session keys come from the file's structure (``weather#1``), so
+#: the same key in two files names two different sessions
+_STRUCTURAL_SESSION_FORMATS = frozenset({"claude-desktop", "vscode"})
+
+
+def plan_files(
+    files: Sequence[str], *, format: str | None = None
+) -> tuple[list[FilePlan], list[dict[str, object]]]:
+    """Detect every file's format and decide session keys; unreadable files are returned
+    as ``sources`` rows with the reason."""
+    plans: list[FilePlan] = []
+    failed: list[dict[str, object]] = []
+    for path in files:
+        try:
+            name, content = detect_file(path, format=format)
+        except CaptureError as exc:
+            failed.append(
+                {"source": path, "status": "error", "error": exc.reason, "truncated": False}
+            )
             continue
-        name = Path(source).name
+        plans.append(FilePlan(source=path, format=name, content=content))
+    _plan_direction_pairs(plans)
+    if len(plans) > 1:
+        for plan in plans:
+            if plan.format in _STRUCTURAL_SESSION_FORMATS:
+                plan.prefix = Path(plan.source).name
+    return plans, failed
+
+
+def _plan_direction_pairs(plans: list[FilePlan]) -> None:
+    """Per-direction stdio files (``x.in.jsonl`` + ``x.out.jsonl``) become one session."""
+    groups: dict[tuple[str, str], list[tuple[FilePlan, str]]] = {}
+    for plan in plans:
+        if plan.format != "stdio":
+            continue
+        name = Path(plan.source).name
         tokens = _DIRECTION_TOKEN.findall(name)
         if len(tokens) != 1:
             continue
-        key = (str(Path(source).parent), _DIRECTION_TOKEN.sub("*", name))
-        groups.setdefault(key, []).append((source, _TOKEN_DIRECTION[tokens[0].lower()]))
-    replaced: dict[str, pl.DataFrame] = {}
-    sessions: set[str] = set()
-    notes: dict[str, str] = {}
-    frames = {source: df for source, _, df in loaded}
+        key = (str(Path(plan.source).parent), _DIRECTION_TOKEN.sub("*", name))
+        groups.setdefault(key, []).append((plan, _TOKEN_DIRECTION[tokens[0].lower()]))
     for (_, pattern), members in groups.items():
         if len(members) != 2 or {d for _, d in members} != {"c2s", "s2c"}:
             continue
         stem = re.sub(r"(\.(jsonl|ndjson|json|log|txt|gz))+$", "", pattern, flags=re.IGNORECASE)
         session = re.sub(r"[._-]*\*[._-]*", "-", stem).strip("-") or pattern
-        for source, direction in members:
-            replaced[source] = frames[source].with_columns(
-                session=pl.lit(session),
-                direction=pl.lit(direction).cast(MESSAGES.schema["direction"]),
-                direction_inferred=pl.lit(False),
-            )
-            notes[source] = (
+        for plan, direction in members:
+            plan.session, plan.direction = session, direction
+            plan.notes.append(
                 f"one direction ({direction}) of session {session!r}: the order of messages "
                 "across the two files is unknown, so latencies cannot be measured"
             )
-        sessions.add(session)
-    return replaced, sessions, notes
 
 
-#: formats whose session keys are derived from file structure (``weather#1``), not
-#: recorded ids; the same derived key in two files names two different sessions
-_DERIVED_SESSION_FORMATS = frozenset({"claude-desktop", "vscode", "inspector", "stdio"})
+def apply_plan(df: pl.DataFrame, plan: FilePlan, *, first_chunk: bool = True) -> pl.DataFrame:
+    """Place a file's rows (or a chunk of them) as the plan says."""
+    if plan.session is not None and plan.direction is not None:
+        df = df.with_columns(
+            session=pl.lit(plan.session),
+            direction=pl.lit(plan.direction).cast(MESSAGES.schema["direction"]),
+            direction_inferred=pl.lit(False),
+        )
+    if plan.prefix is not None:
+        df = df.with_columns(session=pl.format("{}:{}", pl.lit(plan.prefix), pl.col("session")))
+    warnings = plan.warnings
+    if first_chunk and warnings and df.height:
+        df = df.with_columns(
+            parse_error=pl.when(pl.int_range(pl.len()) == 0)
+            .then(pl.coalesce("parse_error", pl.lit("; ".join(warnings))))
+            .otherwise("parse_error")
+        )
+    return df
 
 
-def _disambiguate_sessions(loaded: list[tuple[str, str, pl.DataFrame]]) -> list[pl.DataFrame]:
-    """Prefix derived session keys with the file name where another file has the same key."""
-    owners: dict[str, set[str]] = {}
-    for source, _, df in loaded:
-        for key in df["session"].unique().to_list():
-            owners.setdefault(key, set()).add(source)
-    frames = []
-    for source, fmt, frame in loaded:
-        clashing = [k for k in frame["session"].unique().to_list() if len(owners[k]) > 1]
-        if fmt in _DERIVED_SESSION_FORMATS and clashing:
-            prefix = Path(source).name
-            frame = frame.with_columns(  # noqa: PLW2901 - the renamed frame replaces the loaded one
-                session=pl.when(pl.col("session").is_in(clashing))
-                .then(pl.format("{}:{}", pl.lit(prefix), pl.col("session")))
-                .otherwise(pl.col("session"))
-            )
-        frames.append(frame)
-    return frames
+def source_row(
+    plan: FilePlan, result: LoadResult, df: pl.DataFrame, *, forced: bool
+) -> dict[str, object]:
+    """The ``sources`` table row of a loaded file."""
+    warnings = plan.warnings
+    return {
+        "source": plan.source,
+        "format": plan.format,
+        "detected": "forced" if forced else "content",
+        "status": "ok",
+        "error": "; ".join(warnings) or None,
+        "bytes": content_bytes(plan.source, plan.content),
+        "lines": result.lines,
+        "rows": df.height,
+        "invalid": int((df["kind"] == "invalid").sum()),
+        "truncated": result.truncated or bool(plan.content.warnings),
+        "note": "; ".join([*result.notes, *plan.notes]) or None,
+    }
 
 
 def load(
@@ -211,60 +271,25 @@ def load(
     files = expand_paths(paths)
     if not files:
         raise UsageError(f"no capture files found in {paths!r}")
-    loaded: list[tuple[str, str, pl.DataFrame]] = []
-    source_rows: list[dict[str, object]] = []
-    for i, path in enumerate(files):
+    plans, source_rows = plan_files(files, format=format)
+    frames: list[pl.DataFrame] = []
+    for i, plan in enumerate(plans):
         if progress is not None:
-            progress(path, i, len(files))
-        try:
-            name, result, content = load_file(path, format=format, tz=tz)
-        except CaptureError as exc:
-            source_rows.append(
-                {"source": path, "status": "error", "error": exc.reason, "truncated": False}
-            )
-            continue
-        df = result.messages
-        warnings = list(content.warnings)
-        if content.bom:
-            warnings.append("UTF-8 byte order mark at start of file (ignored)")
-        if warnings and df.height:
-            df = df.with_columns(
-                parse_error=pl.when(pl.int_range(pl.len()) == 0)
-                .then(pl.coalesce("parse_error", pl.lit("; ".join(warnings))))
-                .otherwise("parse_error")
-            )
-        loaded.append((path, name, df))
-        source_rows.append(
-            {
-                "source": path,
-                "format": name,
-                "detected": "forced" if format else "content",
-                "status": "ok",
-                "error": "; ".join(warnings) or None,
-                "bytes": len(content.data),
-                "lines": result.lines,
-                "rows": df.height,
-                "invalid": int((df["kind"] == "invalid").sum()),
-                "truncated": result.truncated or bool(content.warnings),
-                "note": "; ".join(result.notes) or None,
-            }
-        )
-    if not loaded:
+            progress(plan.source, i, len(plans))
+        result = parse_file(plan.source, plan.format, plan.content, tz=tz)
+        df = apply_plan(result.messages, plan)
+        frames.append(df)
+        source_rows.append(source_row(plan, result, df, forced=format is not None))
+    if not frames:
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
         raise CaptureError(str(paths), f"no capture could be read ({reasons})")
-    replaced, unordered, notes = _pair_direction_files(loaded)
-    # paired per-direction files share their session on purpose
-    frames = _disambiguate_sessions(
-        [(s, "paired" if s in replaced else f, replaced.get(s, df)) for s, f, df in loaded]
-    )
+    order = {path: i for i, path in enumerate(files)}
+    source_rows.sort(key=lambda r: order[str(r["source"])])
     messages = pl.concat(frames, how="vertical").with_columns(
         ordinal=pl.int_range(pl.len(), dtype=pl.Int64)
     )
-    for row in source_rows:
-        note = notes.get(str(row["source"]))
-        if note:
-            row["note"] = "; ".join(filter(None, [row.get("note"), note]))  # type: ignore[list-item]
     sources = SOURCES.from_columns({c: [r.get(c) for r in source_rows] for c in SOURCES.names})
+    unordered = {p.session for p in plans if p.session is not None}
     return Trace(
         messages=MESSAGES.conform(messages),
         sources=sources,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,3 +60,20 @@ def ts(seconds: float) -> str:
 
 
 WriteLines = Callable[..., Path]
+
+
+def load_generator() -> ModuleType:
+    """``benchmarks/generate.py`` as a module (benchmarks is not a package).
+
+    Registered in ``sys.modules`` under a private name because its dataclasses
+    need their module to be importable.
+    """
+    name = "mcptrace_bench_generate"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -9,39 +9,24 @@ look their module up there.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
 import polars as pl
 import pytest
+from factories import load_generator
 
 import mcptrace
 from mcptrace.protocol.methods import method_spec
 
-_GENERATOR = Path(__file__).resolve().parents[1] / "benchmarks" / "generate.py"
 _RFC3339_US = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 _ENVELOPE = ["ts", "dir", "session", "server", "transport", "msg"]
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 
 
-def _load_generator() -> ModuleType:
-    name = "mcptrace_bench_generate"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, _GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _load_generator()
+gen = load_generator()
 
 
 def _records(path: Path) -> list[Any]:

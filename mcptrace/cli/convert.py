@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from mcptrace.cli._common import FormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
-from mcptrace.errors import UsageError
+from mcptrace.errors import McpTraceError, UsageError
+from mcptrace.streaming import write_messages
 from mcptrace.writers import output_format, write_table
 
 
@@ -40,8 +41,21 @@ def convert(
     except UsageError as exc:
         typer.echo(f"mcptrace: error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if table is TableName.messages:
+        # the messages table streams: memory stays bounded however big the capture is
+        try:
+            stats = write_messages(traces, output, fmt, format=format, tz=tz)
+        except McpTraceError as exc:
+            typer.echo(f"mcptrace: error: {exc}", err=True)
+            raise typer.Exit(2) from exc
+        for source, error in stats.errors:
+            typer.echo(f"mcptrace: error: {source}: {error}", err=True)
+        typer.echo(
+            f"wrote {stats.rows} messages from {stats.files} file(s) to {output} ({fmt})", err=True
+        )
+        raise typer.Exit(2 if stats.errors else 0)
     trace = load_or_exit(traces, format, tz)
-    df = {"messages": trace.messages, "calls": trace.calls, "sessions": trace.sessions}[table.value]
+    df = trace.calls if table is TableName.calls else trace.sessions
     n = write_table(df, output, fmt, table=table.value)
     typer.echo(f"wrote {n} {table.value} records to {output} ({fmt})", err=True)
     raise typer.Exit(report_input_errors(trace))

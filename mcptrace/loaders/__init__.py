@@ -8,6 +8,8 @@ highest confident score wins.
 
 from __future__ import annotations
 
+import os
+
 from mcptrace.errors import CaptureError, UnknownFormatError, UsageError
 from mcptrace.loaders import capture, chunked, claude_desktop, inspector, mcpsnoop, stdio, vscode
 from mcptrace.loaders.base import LoadContext, LoaderModule, LoadResult, make_head
@@ -64,33 +66,42 @@ def detect(content: Content) -> str:
 STREAM_BYTES = 64 << 20
 
 
-def load_file(
-    path: str, *, format: str | None = None, tz: str | None = None
-) -> tuple[str, LoadResult, Content]:
-    """Read and parse one file; raises :class:`CaptureError` if it cannot be read at all.
+def detect_file(path: str, *, format: str | None = None) -> tuple[str, Content]:
+    """The format of a file (forced or detected) and the content detection read.
 
-    Returns the format name, the loader's result and the (possibly partial) content
-    that detection saw.
+    Only the first :data:`STREAM_BYTES` of a big uncompressed file are read
+    (``content.partial``); raises :class:`CaptureError` if the file cannot be read.
     """
-    content = read_content(path, limit=STREAM_BYTES)
-    if format is None:
-        name = detect(content)
-    elif format in FORMATS:
-        name = format
-    else:
+    if format is not None and format not in FORMATS:
         raise UsageError(f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
+    content = read_content(path, limit=STREAM_BYTES)
+    return (format or detect(content)), content
+
+
+def parse_file(path: str, name: str, content: Content, *, tz: str | None = None) -> LoadResult:
+    """Parse a file whose format is known, streaming it from disk when it is big."""
     module = FORMATS[name]
     ctx = LoadContext(source=path, tz=tz)
     if chunked.is_chunked(module):
         if content.partial:
-            result = chunked.load_path(module, path, ctx)  # type: ignore[arg-type]
-        else:
-            result = chunked.load_bytes(module, content.data, ctx)  # type: ignore[arg-type]
-    else:
-        if content.partial:
-            content = read_content(path)
-        result = module.load(content, ctx)
-    return name, result, content
+            return chunked.load_path(module, path, ctx)  # type: ignore[arg-type]
+        return chunked.load_bytes(module, content.data, ctx)  # type: ignore[arg-type]
+    if content.partial:
+        content = read_content(path)
+    return module.load(content, ctx)
+
+
+def content_bytes(path: str, content: Content) -> int:
+    """Size of the (decompressed) content of a file, also when only its head was read."""
+    return os.path.getsize(path) if content.partial else len(content.data)
+
+
+def load_file(
+    path: str, *, format: str | None = None, tz: str | None = None
+) -> tuple[str, LoadResult, Content]:
+    """Detect and parse one file; raises :class:`CaptureError` if it cannot be read at all."""
+    name, content = detect_file(path, format=format)
+    return name, parse_file(path, name, content, tz=tz), content
 
 
 __all__ = [

@@ -97,7 +97,7 @@ def spans_of_bytes(data: bytes, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Sp
     return spans, lines
 
 
-def _read_span(path: str, span: Span) -> bytes:
+def read_span(path: str, span: Span) -> bytes:
     with open(path, "rb") as f:
         f.seek(span.start)
         data = f.read(span.end - span.start)
@@ -107,7 +107,7 @@ def _read_span(path: str, span: Span) -> bytes:
 def _parse_spans(
     module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext
 ) -> list[pl.DataFrame]:
-    return [module.parse_chunk(_read_span(path, span), span.line, ctx) for span in spans]
+    return [module.parse_chunk(read_span(path, span), span.line, ctx) for span in spans]
 
 
 def workers() -> int:
