@@ -83,3 +83,14 @@ def test_streaming_writer_matches_load(
         cols = ["ts", "session", "direction", "kind", "id", "method"]
         valid = loaded.filter(pl.col("kind") != "invalid").select(cols)
         assert again.filter(pl.col("kind") != "invalid").select(cols).equals(valid)
+
+
+@pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python"])
+def test_a_failed_worker_costs_time_not_rows(
+    big_capture: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str
+) -> None:
+    ctx = LoadContext(source=str(big_capture))
+    expected = chunked.load_path(capture, str(big_capture), ctx, parallel=False).messages
+    monkeypatch.setattr(chunked.sys, "executable", interpreter)
+    got = chunked.load_path(capture, str(big_capture), ctx, parallel=True).messages
+    assert got.equals(expected)

@@ -118,6 +118,15 @@ def workers() -> int:
         return os.cpu_count() or 1
 
 
+def _try_start_worker(
+    fmt: str, path: str, spans: list[Span], ctx: LoadContext, out: str
+) -> subprocess.Popen[bytes] | None:
+    try:
+        return _start_worker(fmt, path, spans, ctx, out)
+    except OSError:
+        return None
+
+
 def _start_worker(
     fmt: str, path: str, spans: list[Span], ctx: LoadContext, out: str
 ) -> subprocess.Popen[bytes]:
@@ -129,11 +138,16 @@ def _start_worker(
         "tz": ctx.tz,
         "out": out,
     }
+    # the worker must import this very mcptrace, installed or not
+    package_parent = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
     return subprocess.Popen(
         [sys.executable, "-m", "mcptrace.loaders.chunked", _json.dumps(job)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=env,
     )
 
 
@@ -147,17 +161,18 @@ def _parse_parallel(
     with tempfile.TemporaryDirectory(prefix="mcptrace-") as tmp:
         outs = [str(Path(tmp) / f"part{i}.arrow") for i in range(1, n)]
         procs = [
-            _start_worker(module.NAME, path, share, ctx, out)
+            _try_start_worker(module.NAME, path, share, ctx, out)
             for share, out in zip(shares[1:], outs, strict=True)
-        ]
+        ]  # started first, so that they run while this process parses its own share
         frames = _parse_spans(module, path, shares[0], ctx)
-        for proc, out in zip(procs, outs, strict=True):
-            _, err = proc.communicate()
-            if proc.returncode != 0:
-                tail = err.decode(errors="replace")[-2000:]
-                raise RuntimeError(f"parser worker failed ({proc.returncode}): {tail}")
-            # read fully into memory: the temporary file is removed on exit
-            frames.append(pl.read_ipc(out))
+        for proc, out, share in zip(procs, outs, shares[1:], strict=True):
+            if proc is not None:
+                proc.communicate()
+            if proc is not None and proc.returncode == 0 and Path(out).exists():
+                frames.append(pl.read_ipc(out))
+            else:
+                # a worker that could not run (no interpreter, killed) costs time, not rows
+                frames.extend(_parse_spans(module, path, share, ctx))
     return frames
 
 
