@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,9 @@ TzOpt = Annotated[
 ]
 
 
+_BIG_FILE = 32 << 20
+
+
 class _Progress:
     """A one-line progress report on stderr, shown only on a terminal and after a moment."""
 
@@ -38,10 +42,17 @@ class _Progress:
         self.shown = False
 
     def __call__(self, path: str, index: int, total: int) -> None:
-        if not self.enabled or time.monotonic() - self.start < 0.5:
+        if not self.enabled:
+            return
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        # a big file takes a moment by itself: say so before it starts, not after
+        if size < _BIG_FILE and time.monotonic() - self.start < 0.5:
             return
         self.shown = True
-        sys.stderr.write(f"\r\x1b[Kloading {index + 1}/{total}: {path}")
+        sys.stderr.write(f"\r\x1b[Kloading {index + 1}/{total}: {path} ({size / 1e6:,.0f} MB)")
         sys.stderr.flush()
 
     def done(self) -> None:

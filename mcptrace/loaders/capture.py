@@ -20,7 +20,14 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content, split_lines
-from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, fill_context, rpc_fields
+from mcptrace.loaders.rows import (
+    Envelope,
+    RowBuilder,
+    decode_raw,
+    fill_context,
+    rpc_fields,
+    text_lines,
+)
 
 NAME = "capture"
 DESCRIPTION = 'mcptrace capture JSONL: {"ts", "dir", "session", "msg", ...} per line'
@@ -87,6 +94,8 @@ def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
 def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
     """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled."""
     rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows.raw_lines, rows.first_line = text_lines(data), first_line
+    fast_raw = rows.raw_lines is not None  # raw comes from raw_lines: no decoding per line
     loads, dumps = _json.loads, _json.dumps
     append_row, sparse = rows.append_row, rows.sparse
     servers, transports = sparse["server"], sparse["transport"]
@@ -95,16 +104,17 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
         try:
             rec = loads(line)
         except _json.JSONDecodeError as exc:
-            raw, utf8_problem = decode_raw(line)
-            if not raw.strip():
-                rows.add_other(lineno, raw, "blank")
+            text, utf8_problem = decode_raw(line)
+            if not text.strip():
+                rows.add_other(lineno, text, "blank")
             else:
                 problem = utf8_problem or _json.describe_error(exc)
-                rows.add_invalid(lineno, raw, f"capture record is not valid JSON: {problem}")
+                rows.add_invalid(lineno, text, f"capture record is not valid JSON: {problem}")
             continue
-        raw = line.decode()  # orjson accepted it, so it is valid UTF-8
+        # orjson accepted the line, so it is valid UTF-8
+        raw: str | None = None if fast_raw else line.decode()
         if type(rec) is not dict or "msg" not in rec:
-            rows.add_invalid(lineno, raw, "capture record without a `msg` member")
+            rows.add_invalid(lineno, line.decode(), "capture record without a `msg` member")
             continue
         msg = rec["msg"]
         d = rec.get("dir")
@@ -130,6 +140,7 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
             if transport in _TRANSPORTS:
                 transports[index] = transport
             continue
+        raw = raw if raw is not None else line.decode()
         env, note = _envelope(rec)
         if type(d) is str and d in _TEXT_KINDS:
             text = msg if type(msg) is str else dumps(msg)

@@ -291,6 +291,23 @@ _ENV_SPARSE = (
 _NO_EXTRAS = (None,) * 9
 
 
+def text_lines(data: bytes) -> pl.Series | None:
+    """The lines of ``data`` (as :func:`~mcptrace.loaders.reader.split_lines` cuts them)
+    as a String Series, split in Rust; None when ``data`` is not valid UTF-8."""
+    if not data:
+        return pl.Series("raw", [], dtype=pl.String)
+    try:
+        text = pl.Series("raw", [data], dtype=pl.Binary).cast(pl.String)
+    except pl.exceptions.ComputeError:
+        return None
+    lines = text.str.split("\n").explode()
+    if data.endswith(b"\n"):
+        lines = lines.slice(0, len(lines) - 1)
+    if b"\r" in data:
+        lines = lines.str.strip_suffix("\r")
+    return lines
+
+
 def fill_context(df: pl.DataFrame, default_session: str) -> pl.DataFrame:
     """Rows that carry no session or server of their own (bad JSON, stderr) belong to
     the session around them; a file with no session at all gets ``default_session``."""
@@ -368,6 +385,10 @@ class RowBuilder:
     tz: str | None = None
     #: the message text of most rows is the raw line itself (raw stdio): store it once
     message_is_raw: bool = False
+    #: the chunk's lines as a Series (see :func:`text_lines`): ``raw`` is taken from it
+    #: by line number, so the hot path passes ``raw=None`` and decodes nothing
+    raw_lines: pl.Series | None = None
+    first_line: int = 1
     cols: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in _DENSE})
     sparse: dict[str, dict[int, Any]] = field(default_factory=lambda: {c: {} for c in _SPARSE})
     #: row index -> ``ts_quality`` for rows that differ from the builder's (rare)
@@ -414,7 +435,7 @@ class RowBuilder:
         direction: str,
         fields: RpcFields,
         message: str | None,
-        raw: str,
+        raw: str | None,
         problem: str | None,
     ) -> None:
         """The hot path: one row with only the common envelope facts."""
@@ -543,7 +564,11 @@ class RowBuilder:
         c = self.cols
         n = len(c["line"])
         sp = {name: self._sparse_series(name, n) for name in _SPARSE}
-        raw = pl.Series("raw", c["raw"], dtype=pl.String)
+        if self.raw_lines is not None:
+            index = pl.Series(c["line"], dtype=pl.Int64) - self.first_line
+            raw = self.raw_lines.gather(index).alias("raw")
+        else:
+            raw = pl.Series("raw", c["raw"], dtype=pl.String)
         message = pl.Series("message", c["message"], dtype=pl.String)
         if self.message_is_raw:
             # sharing the raw column keeps one copy of every line in memory, not two

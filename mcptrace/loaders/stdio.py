@@ -14,7 +14,7 @@ from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
 from mcptrace.loaders.reader import Content, split_lines
-from mcptrace.loaders.rows import RowBuilder, decode_raw, fill_context
+from mcptrace.loaders.rows import RowBuilder, decode_raw, fill_context, rpc_fields, text_lines
 
 NAME = "stdio"
 DESCRIPTION = "raw stdio NDJSON: one bare JSON-RPC message per line, no envelope"
@@ -57,8 +57,10 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
         transport="stdio",
         message_is_raw=True,
     )
+    rows.raw_lines, rows.first_line = text_lines(data), first_line
+    fast_raw = rows.raw_lines is not None  # raw (and message) come from raw_lines
     loads = _json.loads
-    add_parsed = rows.add_parsed
+    add_parsed, append_row = rows.add_parsed, rows.append_row
     for lineno, line in enumerate(split_lines(data), first_line):
         try:
             msg = loads(line)
@@ -70,6 +72,11 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
                 rows.add_other(lineno, raw, "blank", text=raw)
             else:
                 rows.add_invalid(lineno, raw, _json.describe_error(exc), message=raw)
+            continue
+        if fast_raw and type(msg) is dict:
+            # message stays null and is filled with the raw line (message_is_raw)
+            fields = rpc_fields(msg)
+            append_row(lineno, None, None, "unknown", fields, None, None, fields[13])
             continue
         raw = line.decode()  # orjson accepted it, so it is valid UTF-8
         add_parsed(lineno, raw, msg, raw)
