@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine (only python3 >= 3.11 and make needed):
-#   make demo  -- builds .venv, installs mcptrace, runs it on the bundled sample traces
+#   make demo  -- builds .venv, installs mcptrace, summarises and lints the bundled sample traces
 #   make test  -- builds .venv, installs mcptrace with test tools, runs ruff, mypy and pytest
 PYTHON ?= python3
 VENV   ?= .venv
@@ -16,7 +16,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/mcptrace summary sample_traces/
-	$(BIN)/mcptrace show sample_traces/capture/healthy-2025-11-25.jsonl
+	@echo
+	@echo "== mcptrace lint sample_traces/capture/incident-2025-11-25.jsonl"
+	@# exit status 1 means "findings at or above the fail level": expected for this sample
+	$(BIN)/mcptrace lint sample_traces/capture/incident-2025-11-25.jsonl || test $$? -eq 1
 
 lint: $(STAMP)
 	$(BIN)/ruff check mcptrace tests scripts benchmarks

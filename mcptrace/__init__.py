@@ -10,12 +10,31 @@ the protocol revision each session speaks, and measure them.
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from mcptrace.errors import CaptureError, McpTraceError, UnknownFormatError, UsageError
 from mcptrace.loaders import FORMATS
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
 from mcptrace.trace import Trace, load
+
+if TYPE_CHECKING:
+    from mcptrace import analysis, plots
+    from mcptrace.linter import lint
+
+
+def __getattr__(name: str) -> Any:
+    # the linter (every rule), the statistics and the plots (matplotlib) load on first
+    # use: `mcptrace record` and the parser workers start without them
+    if name == "lint":
+        from mcptrace.linter import lint
+
+        return lint
+    if name in ("analysis", "plots"):
+        return importlib.import_module(f"mcptrace.{name}")
+    raise AttributeError(f"module 'mcptrace' has no attribute {name!r}")
+
 
 try:
     __version__ = version("mcptrace")
@@ -34,5 +53,8 @@ __all__ = [
     "UnknownFormatError",
     "UsageError",
     "__version__",
+    "analysis",
+    "lint",
     "load",
+    "plots",
 ]

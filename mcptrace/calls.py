@@ -171,7 +171,10 @@ def build_calls(
         .then(pl.lit("input_required"))
         .otherwise(pl.lit("ok"))
     )
-    latency = (pl.col("response_ts") - pl.col("request_ts")).dt.total_microseconds() / 1000.0
+    # timestamps have microsecond resolution: round away binary float noise below it
+    latency = (
+        (pl.col("response_ts") - pl.col("request_ts")).dt.total_microseconds() / 1000.0
+    ).round(3)
     calls = calls.with_columns(
         outcome=outcome,
         latency_ms=pl.when(in_unordered).then(None).otherwise(latency),

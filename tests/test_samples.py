@@ -40,4 +40,4 @@ def test_whole_sample_folder_keeps_sessions_of_different_files_apart() -> None:
     per_session = trace.messages.group_by("session").agg(pl.col("source").unique())
     shared = per_session.filter(pl.col("source").list.len() > 1)["session"].to_list()
     assert shared == ["docs"]  # only the per-direction stdio pair shares a session, on purpose
-    assert trace.sessions.height == 12
+    assert trace.sessions.height == 16

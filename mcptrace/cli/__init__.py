@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from mcptrace import __version__
-from mcptrace.cli import convert, formats, show, summary
+from mcptrace.cli import convert, formats, lint, plot, record, show, stats, summary
 
 app = typer.Typer(
     add_completion=False,
@@ -43,6 +43,12 @@ app.command("summary")(summary.summary)
 app.command("show")(show.show)
 app.command("convert")(convert.convert)
 app.command("formats")(formats.formats)
+app.command("record", context_settings=record.CONTEXT_SETTINGS)(record.record)
+app.command("lint")(lint.lint)
+app.command("rule")(lint.rule)
+app.command("rules")(lint.rules)
+app.command("stats")(stats.stats)
+app.command("plot")(plot.plot)
 
 
 def main() -> None:

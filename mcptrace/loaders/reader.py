@@ -101,9 +101,12 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
     content = Content(source=source, data=raw, partial=partial)
     if raw.startswith(_GZIP_MAGIC):
         data, warning = _gunzip(raw)
-        content.data, content.compressed = data, True
-        if warning:
-            content.warnings.append(warning)
+        if data or warning is None:
+            content.data, content.compressed = data, True
+            if warning:
+                content.warnings.append(warning)
+        # else: two bytes that look like gzip but nothing decompresses: read it as it is
+
     if content.data.startswith(_BOM):
         content.data = content.data[len(_BOM) :]
         content.bom = True

@@ -309,12 +309,12 @@ def text_lines(data: bytes) -> pl.Series | None:
 
 
 def fill_context(df: pl.DataFrame, default_session: str) -> pl.DataFrame:
-    """Rows that carry no session or server of their own (bad JSON, stderr) belong to
-    the session around them; a file with no session at all gets ``default_session``."""
+    """Rows that carry no session of their own (bad JSON, stderr) belong to the session
+    around them, and a file with no session at all gets ``default_session``; rows without
+    a server name take their session's."""
     return df.with_columns(
-        session=pl.col("session").forward_fill().backward_fill().fill_null(default_session),
-        server=pl.col("server").forward_fill().backward_fill(),
-    )
+        session=pl.col("session").forward_fill().backward_fill().fill_null(default_session)
+    ).with_columns(server=pl.col("server").forward_fill().backward_fill().over("session"))
 
 
 #: columns nearly every row has a value for: kept as plain lists

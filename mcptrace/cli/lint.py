@@ -1,0 +1,292 @@
+"""``mcptrace lint``, ``mcptrace rule`` and ``mcptrace rules``.
+
+``lint`` only resolves its options (command line over configuration file over
+defaults), calls :func:`mcptrace.linter.lint`, applies a baseline, renders with a
+reporter and maps the result to an exit code, as ruff does:
+
+* 0: no finding at or above the ``--fail-on`` level (default ``error``);
+* 1: at least one such finding;
+* 2: a usage error (unknown option value, rule, revision, bad config) or an input
+  file that could not be read; the readable files are still linted and reported.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+
+from mcptrace import _json
+from mcptrace.baseline import apply_baseline, write_baseline
+from mcptrace.cli._common import TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._render import table
+from mcptrace.config import FAIL_LEVELS, Config, load_config
+from mcptrace.errors import McpTraceError, UsageError
+from mcptrace.linter import RULES, Rule, get_rule, select_rules
+from mcptrace.linter import lint as run_lint
+from mcptrace.linter.docs import rules_table
+from mcptrace.protocol import is_known_revision
+from mcptrace.reporters import REPORTERS, ReportContext
+
+
+class ReportFormat(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+
+
+class FailLevel(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+class RuleFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+class RulesFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def _usage_error(message: str) -> typer.Exit:
+    typer.echo(f"mcptrace: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _selectors(values: list[str] | None) -> tuple[str, ...] | None:
+    """``--select JR --select LC001,LC002`` -> ("JR", "LC001", "LC002")."""
+    if values is None:
+        return None
+    return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
+
+
+def default_format(config: Config) -> str:
+    """The report format when ``--format`` is not given: the configured one, else github
+    annotations inside GitHub Actions (as yamllint's ``auto`` does), else text."""
+    if config.format is not None:
+        return config.format
+    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+def failing(findings: pl.DataFrame, fail_on: str) -> bool:
+    """True when a finding is at or above ``fail_on`` (error > warning > info)."""
+    levels = list(FAIL_LEVELS[: FAIL_LEVELS.index(fail_on) + 1])
+    return bool(findings["severity"].cast(pl.String).is_in(levels).any())
+
+
+def lint(
+    traces: TraceArg,
+    format: Annotated[
+        ReportFormat | None,
+        typer.Option(
+            "--format",
+            help="Report format: text, json, sarif (2.1.0), junit (XML) or github "
+            "(workflow annotations; the default when GITHUB_ACTIONS=true).  [default: text]",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
+    ] = None,
+    select: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--select",
+            help="Only these rules: codes (JR004), prefixes (JR, JR0) or names; "
+            "repeatable or comma-separated.  [default: all]",
+            show_default=False,
+        ),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", help="Skip these rules (codes, prefixes or names); repeatable."),
+    ] = None,
+    fail_on: Annotated[
+        FailLevel | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when a finding has this severity or a higher one.  [default: error]",
+            show_default=False,
+        ),
+    ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            "--revision",
+            help="Judge every session by this protocol revision (e.g. 2025-11-25) instead "
+            "of the one it negotiated.",
+        ),
+    ] = None,
+    schema_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--schema-dir",
+            help="Folder of official schemas as <revision>/schema.json; enables the SC rules.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="Report only findings not accepted by this baseline file."),
+    ] = None,
+    write_baseline_to: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline",
+            help="Accept every current finding: write them to this baseline file and exit 0.",
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Read settings from this file (pyproject.toml or mcptrace.toml) instead of "
+            "the one found in the current directory or its parents.",
+        ),
+    ] = None,
+    input_format: Annotated[
+        str | None,
+        typer.Option(
+            "--input-format",
+            help="Force the capture format of the inputs (see `mcptrace formats`); "
+            "detected from content by default.",
+        ),
+    ] = None,
+    tz: TzOpt = None,
+) -> None:
+    """Check captures against the MCP specification of the revision each session speaks.
+
+    Exit status: 0 no finding at or above --fail-on, 1 such findings,
+    2 usage error or unreadable input (the other files are still linted).
+
+    Settings can also come from pyproject.toml (table tool.mcptrace) or mcptrace.toml,
+    found in the current directory or a parent; command-line options override them.
+    """
+    try:
+        config = load_config(config_file)
+        chosen_select = _selectors(select) if select is not None else config.select
+        chosen_ignore = _selectors(ignore) if ignore is not None else config.ignore
+        rules = {r.code: r for r in select_rules(chosen_select, chosen_ignore)}
+    except McpTraceError as exc:
+        raise _usage_error(str(exc)) from exc
+    report_format = format.value if format is not None else default_format(config)
+    level = fail_on.value if fail_on is not None else (config.fail_on or "error")
+    chosen_revision = revision if revision is not None else config.revision
+    if chosen_revision is not None and not is_known_revision(chosen_revision):
+        # checked before loading, which can take a while on large captures
+        raise _usage_error(f"unknown revision {chosen_revision!r}")
+    chosen_schema_dir = schema_dir if schema_dir is not None else config.schema_dir
+    if chosen_schema_dir is not None and not chosen_schema_dir.is_dir():
+        raise _usage_error(f"schema directory not found: {chosen_schema_dir}")
+    chosen_baseline = baseline if baseline is not None else config.baseline
+
+    trace = load_or_exit(traces, input_format, tz)
+    try:
+        findings = run_lint(
+            trace,
+            select=chosen_select,
+            ignore=chosen_ignore,
+            revision=chosen_revision,
+            schema_dir=chosen_schema_dir,
+        )
+    except McpTraceError as exc:
+        raise _usage_error(str(exc)) from exc
+    input_status = report_input_errors(trace)
+
+    if write_baseline_to is not None:
+        # the baseline records everything found now, whatever an older baseline accepted
+        try:
+            n = write_baseline(findings, write_baseline_to)
+        except OSError as exc:
+            raise _usage_error(f"cannot write {write_baseline_to}: {exc.strerror}") from exc
+        typer.echo(f"wrote {_count(n, 'finding')} to baseline {write_baseline_to}", err=True)
+        raise typer.Exit(input_status)
+
+    if chosen_baseline is not None:
+        try:
+            findings, accepted, stale = apply_baseline(findings, chosen_baseline)
+        except UsageError as exc:
+            raise _usage_error(str(exc)) from exc
+        note = f"{_count(accepted, 'finding')} accepted by baseline {chosen_baseline}"
+        if stale:
+            entries = "entry no longer occurs" if stale == 1 else "entries no longer occur"
+            note += f"; {stale} baseline {entries} (rewrite it to drop them)"
+        typer.echo(note, err=True)
+
+    ctx = ReportContext(rules=rules, messages=trace.messages, root=str(Path.cwd()))
+    report = REPORTERS[report_format](findings, ctx)
+    if output is not None:
+        try:
+            output.write_text(report, encoding="utf-8")
+        except OSError as exc:
+            raise _usage_error(f"cannot write {output}: {exc.strerror}") from exc
+    else:
+        typer.echo(report, nl=False)
+    if input_status:
+        raise typer.Exit(input_status)
+    raise typer.Exit(1 if failing(findings, level) else 0)
+
+
+def _rule_dict(r: Rule) -> dict[str, object]:
+    return {
+        "code": r.code,
+        "name": r.name,
+        "severity": r.severity,
+        "scope": r.scope,
+        "revisions": list(r.revisions),
+        "summary": r.summary,
+        "docs": r.docs,
+    }
+
+
+def rule(
+    code: Annotated[str, typer.Argument(help="Rule code (JR004) or name (null-request-id).")],
+    format: Annotated[RuleFormat, typer.Option("--format", help="text or json.")] = RuleFormat.text,
+) -> None:
+    """Print a rule's documentation: what it flags, why, an example and the spec reference."""
+    try:
+        found = get_rule(code)
+    except McpTraceError as exc:
+        raise _usage_error(str(exc)) from exc
+    if format is RuleFormat.json:
+        typer.echo(_json.dumpb(_rule_dict(found), pretty=True).decode())
+    else:
+        typer.echo(found.render(), nl=False)
+
+
+def rules(
+    format: Annotated[
+        RulesFormat, typer.Option("--format", help="text, json or markdown (for docs).")
+    ] = RulesFormat.text,
+) -> None:
+    """List every rule: code, name, severity, scope, revisions and summary."""
+    all_rules = list(RULES.values())
+    if format is RulesFormat.json:
+        typer.echo(_json.dumpb([_rule_dict(r) for r in all_rules], pretty=True).decode())
+    elif format is RulesFormat.markdown:
+        typer.echo(rules_table(all_rules), nl=False)
+    else:
+        typer.echo(
+            table(
+                ["code", "name", "severity", "scope", "revisions", "summary"],
+                [
+                    (r.code, r.name, r.severity, r.scope, r.revisions_text, r.summary)
+                    for r in all_rules
+                ],
+                indent="",
+            )
+        )

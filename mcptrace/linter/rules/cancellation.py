@@ -1,0 +1,410 @@
+"""CN: `notifications/cancelled` (what it names, what follows it, how it is sent).
+
+A cancellation is matched to the latest earlier request of the same sender, in the
+same session, with the id it names (`5` and `"5"` differ). The cancel and its
+request travel the same way, so that match needs no cross-direction order; the
+rules comparing a cancel with the response (which travels the other way) skip
+captures that cannot order the two directions (per-direction stdio files).
+
+Race tolerance (CN002, CN003): a cancel and a response cross on the wire all the
+time. When both have timestamps, an order is only reported when they are more than
+100 ms apart. Without timestamps, it is reported only when the side that should
+have known better sent at least one other message in between (the canceller after
+the response, for CN002; the responder after the cancel, for CN003).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+
+_CANCELLED = "notifications/cancelled"
+#: cancels and responses closer than this cross on the wire: not reported
+_RACE = timedelta(milliseconds=100)
+
+
+def _matched_cancels(ctx: LintContext) -> pl.DataFrame:
+    """Readable cancels naming an id, with the request they cancel and its response.
+
+    Columns of the cancel (session, direction, ordinal, line, ts, modern, id) plus
+    request_ordinal, request_line, request_method (null when no earlier request of the
+    sender had that id) and response_ordinal, response_line, response_ts.
+    """
+    cancels = ctx.notifications.filter(
+        (pl.col("method") == _CANCELLED)
+        & pl.col("cancel_id").is_not_null()
+        & pl.col("parse_error").is_null()
+    ).select(
+        "session",
+        pl.col("direction").cast(pl.String),
+        "ordinal",
+        "line",
+        "ts",
+        "modern",
+        id="cancel_id",
+    )
+    requests = ctx.requests.filter(pl.col("id").is_not_null()).select(
+        "session",
+        "id",
+        _sender=pl.col("direction").cast(pl.String),
+        request_ordinal="ordinal",
+        request_line="line",
+        request_method="method",
+    )
+    # `_dir`: the direction of a cancel that may name this request; a request or a
+    # cancel of unknown direction may belong to either side
+    known = pl.col("_sender") != "unknown"
+    keyed = pl.concat(
+        [
+            requests.with_columns(_dir=pl.col("_sender")),
+            requests.filter(known).with_columns(_dir=pl.lit("unknown")),
+            requests.filter(~known).with_columns(_dir=pl.lit("c2s")),
+            requests.filter(~known).with_columns(_dir=pl.lit("s2c")),
+        ]
+    ).sort("request_ordinal")
+    answers = ctx.calls.filter(pl.col("request_ordinal").is_not_null()).select(
+        "request_ordinal", "response_ordinal", "response_line", "response_ts"
+    )
+    return (
+        cancels.with_columns(_dir=pl.col("direction"))
+        .sort("ordinal")
+        .join_asof(
+            keyed,
+            left_on="ordinal",
+            right_on="request_ordinal",
+            by=["session", "_dir", "id"],
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .drop("_dir", "_sender")
+        .join(answers, on="request_ordinal", how="left")
+    )
+
+
+def _count_before(ctx: LintContext, frame: pl.DataFrame, at: str, direction: str) -> pl.DataFrame:
+    """``frame`` plus ``_n_<at>``: how many protocol messages travelling ``direction``
+    its session had before ordinal ``at``."""
+    sent = (
+        ctx.protocol.filter(pl.col("direction") == direction)
+        .select("session", _o="ordinal")
+        .sort("_o")
+        .with_columns(_n=pl.int_range(1, pl.len() + 1).over("session"))
+    )
+    return (
+        frame.with_row_index("_row")
+        .sort(at)
+        .join_asof(
+            sent,
+            left_on=at,
+            right_on="_o",
+            by="session",
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        )
+        .sort("_row")
+        .drop("_row", "_o")
+        .with_columns(pl.col("_n").fill_null(0).alias(f"_n_{at}"))
+        .drop("_n")
+    )
+
+
+def _well_after(first_ts: str, then_ts: str, between: pl.Expr) -> pl.Expr:
+    """``then`` happened clearly after ``first``: by the clock when both have one,
+    else because messages were sent in between."""
+    gap = pl.col(then_ts) - pl.col(first_ts)
+    has_times = pl.col(then_ts).is_not_null() & pl.col(first_ts).is_not_null()
+    return pl.when(has_times).then(gap > _RACE).otherwise(between > 0)
+
+
+@rule(
+    code="CN001",
+    name="cancel-for-unknown-request",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def cancel_for_unknown_request(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/cancelled` whose `requestId` matches no earlier request sent
+    by the same side in the same session (ids `5` and `"5"` differ).
+
+    ## Why is this bad?
+    A cancellation may only name a request its sender issued. An id the sender never
+    used, a request of the other side, or an id whose type changed on the way is
+    ignored by the receiver, so the operation the user wanted to stop keeps running.
+    (2026-07-28 server-sent cancellations, which end a `subscriptions/listen` stream,
+    are checked by the SB family.)
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "build"}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "3"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "build"}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}
+    ```
+
+    ## Reference
+    "Cancellation notifications MUST only reference requests that:" … "Were previously
+    issued in the same direction" — basic/utilities/cancellation.mdx#behavior-requirements
+    (2024-11-05 to 2025-11-25); 2026-07-28: "Were previously issued by the client",
+    basic/patterns/cancellation.mdx#behavior-requirements.
+    """
+    cancels = _matched_cancels(ctx)
+    unknown = cancels.filter(
+        pl.col("request_ordinal").is_null() & ~(pl.col("modern") & (pl.col("direction") == "s2c"))
+    )
+    sender = (
+        pl.when(pl.col("direction") == "unknown")
+        .then(pl.lit("in this session"))
+        .otherwise(pl.lit("from the same sender"))
+    )
+    return findings(
+        unknown,
+        pl.format(
+            "notifications/cancelled names request id {}, which no earlier request {} had",
+            "id",
+            sender,
+        ),
+    )
+
+
+@rule(
+    code="CN002",
+    name="cancel-after-response",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/cancelled` sent clearly after the response to the request it
+    names.
+
+    Clearly after means more than 100 ms after it, or (without timestamps) after the
+    canceller had already sent other messages. Cancelling `initialize` is the LC family's finding.
+
+    ## Why is this bad?
+    A cancellation is for a request "believed to still be in-progress". Cancelling one
+    whose answer the sender already had is harmless to a tolerant receiver, but it
+    shows the sender lost track of its requests (a stale timeout, a wrong id) and a
+    receiver that reused the id could stop the wrong work. Near-simultaneous cancels
+    and responses are normal races and are not reported.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "build"}}
+    {"jsonrpc": "2.0", "id": 5, "result": {"content": []}}
+    {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "build"}}
+    {"jsonrpc": "2.0", "id": 5, "result": {"content": []}}
+    {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "Cancellation notifications MUST only reference requests that:" … "Are believed to
+    still be in-progress" — basic/utilities/cancellation.mdx#behavior-requirements
+    (2024-11-05 to 2025-11-25), basic/patterns/cancellation.mdx#behavior-requirements
+    (2026-07-28). Reported as a warning because of the races the spec allows for.
+    """
+    unordered = list(ctx.trace.unordered_sessions)
+    cancels = _matched_cancels(ctx).filter(
+        (pl.col("response_ordinal") < pl.col("ordinal"))
+        & (pl.col("request_method") != "initialize")
+        & ~pl.col("session").is_in(unordered)
+        & (pl.col("direction") != "unknown")
+    )
+    if cancels.is_empty():
+        return findings(cancels, "")
+    parts = []
+    for sender in ("c2s", "s2c"):
+        mine = cancels.filter(pl.col("direction") == sender)
+        if mine.is_empty():
+            continue
+        mine = _count_before(ctx, mine, "ordinal", sender)
+        mine = _count_before(ctx, mine, "response_ordinal", sender)
+        # the cancel itself is not counted: only the sender's messages strictly between
+        between = pl.col("_n_ordinal") - pl.col("_n_response_ordinal")
+        parts.append(mine.filter(_well_after("response_ts", "ts", between)))
+    late = pl.concat(parts) if parts else cancels.clear()
+    return findings(
+        late,
+        pl.format(
+            "notifications/cancelled names request id {} (line {}), already answered at line {}",
+            "id",
+            "request_line",
+            "response_line",
+        ),
+    )
+
+
+@rule(
+    code="CN003",
+    name="response-after-cancel",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a response sent clearly after its request was cancelled.
+
+    Clearly after means more than 100 ms after the `notifications/cancelled`, or (without
+    timestamps) after the responder had already sent other messages following the cancel.
+
+    ## Why is this bad?
+    A receiver of a cancellation should stop the work and not answer. The canceller has
+    already given up on the request (often after a timeout) and ignores the late answer,
+    so the work was wasted, and side effects the user tried to stop still happened.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "create_note"}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5,
+     "reason": "timeout"}}
+    {"jsonrpc": "2.0", "id": 5, "result": {"content": [{"type": "text", "text": "created"}]}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "create_note"}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5,
+     "reason": "timeout"}}
+    ```
+
+    ## Reference
+    "Receivers of cancellation notifications SHOULD:" … "Not send a response for the
+    cancelled request" — basic/utilities/cancellation.mdx#behavior-requirements
+    (2024-11-05 to 2025-11-25); 2026-07-28 says "Servers receiving cancellation
+    notifications SHOULD:", basic/patterns/cancellation.mdx#behavior-requirements.
+    """
+    unordered = list(ctx.trace.unordered_sessions)
+    cancels = (
+        _matched_cancels(ctx)
+        .filter(
+            (pl.col("response_ordinal") > pl.col("ordinal"))
+            & (pl.col("request_method") != "initialize")
+            & ~pl.col("session").is_in(unordered)
+            & (pl.col("direction") != "unknown")
+        )
+        .sort("ordinal")
+        .unique("request_ordinal", keep="first", maintain_order=True)
+    )
+    parts = []
+    for sender, responder in (("c2s", "s2c"), ("s2c", "c2s")):
+        mine = cancels.filter(pl.col("direction") == sender)
+        if mine.is_empty():
+            continue
+        mine = _count_before(ctx, mine, "ordinal", responder)
+        mine = _count_before(ctx, mine, "response_ordinal", responder)
+        between = pl.col("_n_response_ordinal") - pl.col("_n_ordinal")
+        parts.append(mine.filter(_well_after("ts", "response_ts", between)))
+    late = pl.concat(parts) if parts else cancels.clear()
+    return findings(
+        late.with_columns(cancel_line="line", ordinal="response_ordinal"),
+        pl.format(
+            "response to request id {} (line {}) sent after its cancellation at line {}",
+            "id",
+            "request_line",
+            "cancel_line",
+        ),
+    )
+
+
+@rule(
+    code="CN004",
+    name="cancel-without-request-id",
+    severity="error",
+    revisions=("2024-11-05", "2025-03-26", "2025-06-18", "2026-07-28"),
+    scope="message",
+)
+def cancel_without_request_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/cancelled` without `params.requestId`. Not applied to
+    2025-11-25, where the field is optional (task cancellation uses `tasks/cancel`).
+
+    ## Why is this bad?
+    The request id is the only thing that says what to cancel. Without it the receiver
+    cannot stop anything and must drop the notification, so the work goes on.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/cancelled",
+     "params": {"reason": "User requested cancellation"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "123",
+     "reason": "User requested cancellation"}}
+    ```
+
+    ## Reference
+    Schema: `CancelledNotification` (2024-11-05 to 2025-06-18) and
+    `CancelledNotificationParams` (2026-07-28) list `requestId` as required; 2025-11-25
+    made it optional: "This MUST be provided for cancelling non-task requests." —
+    schema/2025-11-25/schema.ts#CancelledNotificationParams.
+    """
+    bad = ctx.notifications.filter(
+        (pl.col("method") == _CANCELLED)
+        & pl.col("cancel_id").is_null()
+        & pl.col("parse_error").is_null()
+    )
+    return findings(bad, "notifications/cancelled has no requestId")
+
+
+@rule(
+    code="CN005",
+    name="cancel-notification-over-http",
+    severity="info",
+    revisions=MODERN,
+    scope="transport",
+)
+def cancel_notification_over_http(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports a client `notifications/cancelled` sent over Streamable HTTP in a 2026-07-28
+    session.
+
+    ## Why is this bad?
+    In 2026-07-28 every request has its own response stream, and closing it is the
+    cancellation: the server must treat the disconnect as cancel. A cancel notification
+    POSTed separately is neither required nor expected, so the request keeps its stream
+    (and the server its work) unless the client also closes the stream.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c-7"}}
+    ```
+    (POSTed to the MCP endpoint while the SSE stream of request `c-7` stays open)
+
+    Use instead: close the SSE response stream of request `c-7`; send nothing.
+
+    ## Reference
+    "Closing the SSE response stream is the cancellation signal." —
+    basic/patterns/cancellation.mdx#transport-specific-cancellation (2026-07-28); see also
+    basic/transports/streamable-http.mdx#sending-messages ("no `notifications/cancelled`
+    message is expected").
+    """
+    bad = ctx.notifications.filter(
+        (pl.col("method") == _CANCELLED)
+        & (pl.col("transport") == "http")
+        & (pl.col("direction") == "c2s")
+    )
+    return findings(
+        bad,
+        "notifications/cancelled sent over Streamable HTTP, where closing the request's stream"
+        " cancels it",
+    )

@@ -1,0 +1,693 @@
+"""JR: the JSON-RPC envelope of MCP messages (version, ids, result/error shape).
+
+Rules here look at one message at a time (scope ``message``); the batch rules
+look at the elements of one JSON array line together.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
+from mcptrace.linter.rules.stdio import is_pollution
+from mcptrace.protocol import METHODS
+
+#: every method any revision's catalogue knows as a notification
+NOTIFICATION_METHODS: tuple[str, ...] = tuple(
+    sorted(
+        {
+            name
+            for table in METHODS.values()
+            for name, spec in table.items()
+            if spec.kind == "notification"
+        }
+    )
+)
+
+#: (revision, method) of input requests, which travel embedded in a result, without `jsonrpc`
+_EMBEDDED = pl.DataFrame(
+    [
+        (rev, name)
+        for rev, table in METHODS.items()
+        for name, spec in table.items()
+        if spec.embedded
+    ],
+    schema={"revision": pl.String, "method": pl.String},
+    orient="row",
+)
+
+#: the JSON text of the value after a member name (first occurrence in the text)
+_TOKEN = r'\s*:\s*("(?:[^"\\]|\\.)*"|[^,}\]\s]+)'
+
+
+def is_notification_method(method: pl.Expr | str = "method") -> pl.Expr:
+    """A method named like a notification (``notifications/...``) or known as one."""
+    col = pl.col(method) if isinstance(method, str) else method
+    return col.str.starts_with("notifications/") | col.is_in(NOTIFICATION_METHODS)
+
+
+def _readable(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows whose message text is the message itself (not reconstructed or cut)."""
+    return frame.filter(pl.col("parse_error").is_null() & pl.col("message").is_not_null())
+
+
+def _json_type(first_char: pl.Expr) -> pl.Expr:
+    """JSON type name from the first character of a value's JSON text."""
+    return (
+        pl.when(first_char == "{")
+        .then(pl.lit("object"))
+        .when(first_char == "[")
+        .then(pl.lit("array"))
+        .when(first_char == '"')
+        .then(pl.lit("string"))
+        .when(first_char.is_in(["t", "f"]))
+        .then(pl.lit("boolean"))
+        .when(first_char == "n")
+        .then(pl.lit("null"))
+        .otherwise(pl.lit("number"))
+    )
+
+
+def _member_type(member: str) -> pl.Expr:
+    """JSON type of the (first) ``member`` in the message text."""
+    return _json_type(pl.col("message").str.extract(rf'"{member}"\s*:\s*(\S)', 1))
+
+
+@rule(
+    code="JR001",
+    name="wrong-jsonrpc-version",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def wrong_jsonrpc_version(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags JSON-RPC messages whose `jsonrpc` member is missing or is not the string `"2.0"`
+    (for example `"1.0"`, or the number `2.0`).
+
+    2026-07-28 input requests (`elicitation/create`, `sampling/createMessage`,
+    `roots/list`) without any `jsonrpc` member are left alone: they are embedded in
+    results, not sent as messages.
+
+    ## Why is this bad?
+    MCP messages are JSON-RPC 2.0 messages, and JSON-RPC 2.0 requires the member to be
+    exactly the string `"2.0"`. Strict SDKs reject anything else, so the message is dropped
+    or answered with an Invalid Request error instead of being processed.
+
+    ## Example
+    ```json
+    {"jsonrpc": "1.0", "id": 1, "method": "tools/list"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+    specification." — basic/index.mdx#messages (2025-03-26 and later;
+    basic/messages.mdx in 2024-11-05). Schema: every `JSONRPC*` definition has
+    `jsonrpc: {"const": "2.0"}`.
+    """
+    # the plain form first: cheap, and it settles nearly every message
+    rows = _readable(ctx.protocol).filter(
+        ~pl.col("message").str.contains(r'"jsonrpc"\s*:\s*"2\.0"')
+    )
+    token = pl.col("message").str.extract(r'"jsonrpc"' + _TOKEN, 1)
+    rows = rows.with_columns(
+        _value=pl.col("message").str.json_path_match("$.jsonrpc"), _token=token
+    )
+    # "2\u002e0" is the string "2.0" too; the number 2.0 also reads back as "2.0"
+    fine = (pl.col("_value") == "2.0") & pl.col("_token").str.starts_with('"')
+    bad = rows.filter(~fine.fill_null(False))
+    # a 2026 input request shown on its own (as the spec's examples do) has no envelope
+    bare_input = bad.filter(pl.col("_token").is_null()).join(
+        _EMBEDDED, on=["revision", "method"], how="semi"
+    )
+    bad = bad.join(bare_input.select("ordinal"), on="ordinal", how="anti")
+    message = (
+        pl.when(pl.col("_token").is_null())
+        .then(pl.format("{} has no `jsonrpc` member", "kind"))
+        .otherwise(pl.format('`jsonrpc` is {}, not the string "2.0"', "_token"))
+    )
+    return findings(bad, message)
+
+
+@rule(
+    code="JR002",
+    name="params-not-object",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def params_not_object(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags requests and notifications whose `params` member is present but is not a JSON
+    object: an array (JSON-RPC by-position parameters), a string, a number, a boolean or
+    `null`.
+
+    ## Why is this bad?
+    Base JSON-RPC allows by-position parameters, MCP does not: every MCP method takes named
+    parameters, and `_meta` can only live in an object. A receiver looks the arguments up
+    by name and fails with Invalid params, or worse, treats them as absent.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": ["get_weather", {"city": "Paris"}]}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    ```
+
+    ## Reference
+    "Requests are sent from the client to the server or vice versa, to initiate an
+    operation." — basic/index.mdx#requests (2025-11-25; the same section in every
+    revision), whose message shape types `params` as `{ [key: string]: unknown }`.
+    Schema: `JSONRPCRequest.params` and `JSONRPCNotification.params` are `"type": "object"`
+    in every revision.
+    """
+    rows = _readable(ctx.messages.filter(pl.col("kind").is_in(["request", "notification"])))
+    # only a text with some `"params":` not followed by `{` can have non-object params
+    rows = rows.filter(pl.col("message").str.contains(r'"params"\s*:\s*[^{\s]'))
+    value = pl.col("message").str.json_path_match("$.params")
+    rows = rows.with_columns(_value=value, _type=_member_type("params"))
+    explicit_null = pl.col("message").str.contains(r'"params"\s*:\s*null')
+    bad = rows.filter(
+        (pl.col("_value").is_not_null() & ~pl.col("_value").str.starts_with("{"))
+        | (pl.col("_value").is_null() & explicit_null)
+    )
+    return findings(bad, pl.format("params of {} is a JSON {}, not an object", "method", "_type"))
+
+
+@rule(
+    code="JR003",
+    name="request-id-wrong-type",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def request_id_wrong_type(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags requests whose `id` is a fractional number, a boolean, an object or an array.
+
+    ## Why is this bad?
+    MCP requires request ids to be a string or an integer. Peers and SDKs key their
+    pending-request maps by id; a float such as `1.5` or an object cannot be matched
+    reliably, so the response may never reach the caller.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "Requests MUST include a string or integer ID." — basic/index.mdx#requests
+    (2025-03-26 and later; basic/messages.mdx#requests in 2024-11-05). Schema: `RequestId`.
+    """
+    bad = ctx.requests.filter(pl.col("id_type").is_in(["number", "boolean", "object", "array"]))
+    return findings(
+        bad, pl.format("request id {} is a JSON {}, not a string or integer", "id", "id_type")
+    )
+
+
+@rule(
+    code="JR004", name="null-request-id", severity="error", revisions=ALL_REVISIONS, scope="message"
+)
+def null_request_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags requests whose `id` is `null`.
+
+    ## Why is this bad?
+    Base JSON-RPC tolerates a null id, MCP does not: the response to such a request
+    cannot be told apart from an error about an unreadable request, whose id is null.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": null, "method": "tools/list"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "Unlike base JSON-RPC, the ID MUST NOT be `null`." — basic/index.mdx#requests (all
+    revisions; basic/messages.mdx#requests in 2024-11-05).
+    """
+    bad = ctx.requests.filter(pl.col("id_type") == "null")
+    return findings(bad, pl.format("request {} has a null id", "method"))
+
+
+@rule(
+    code="JR005",
+    name="notification-with-id",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def notification_with_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags notifications that carry an `id`: messages whose method is a notification
+    (`notifications/...`, or one the catalogue knows as a notification) but which have an
+    `id` member, even `null`.
+
+    ## Why is this bad?
+    In JSON-RPC a message with an `id` is a request and must be answered. The receiver either
+    answers a message that is not supposed to have an answer, or ignores it and leaves the
+    sender with a request that never completes.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "method": "notifications/initialized"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ```
+
+    ## Reference
+    "Notifications MUST NOT include an ID." — basic/index.mdx#notifications (2025-03-26 and
+    later; basic/messages.mdx#notifications in 2024-11-05).
+    """
+    # the loader classifies method + id as a request, so notifications are known by name
+    bad = ctx.requests.filter(is_notification_method())
+    return findings(bad, pl.format("notification {} carries an id ({})", "method", "id"))
+
+
+@rule(
+    code="JR006",
+    name="result-and-error",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def result_and_error(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags responses that carry both a `result` and an `error` member.
+
+    ## Why is this bad?
+    A response reports either success or failure. With both members the receiver must
+    guess: some SDKs take the result and silently drop the error, others the reverse.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": -32603, "message": "boom"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "boom"}}
+    ```
+
+    ## Reference
+    "Either a `result` or an `error` MUST be set. A response MUST NOT set both." —
+    basic/index.mdx#responses (2025-03-26, 2025-06-18; basic/messages.mdx#responses in
+    2024-11-05). 2025-11-25 and later split the text into result responses and error
+    responses (basic/index.mdx#result-responses, #error-responses). The schemas do not
+    enforce it.
+    """
+    # the loader makes every message with an `error` member an error row
+    rows = _readable(ctx.messages.filter(pl.col("kind") == "error"))
+    rows = rows.filter(pl.col("message").str.contains('"result"', literal=True))
+    has_result = pl.col("message").str.json_path_match("$.result").is_not_null() | pl.col(
+        "message"
+    ).str.contains(r'[{,]\s*"result"\s*:\s*null')
+    bad = rows.filter(has_result)
+    return findings(bad, pl.format("response to id {} has both `result` and `error`", "id"))
+
+
+@rule(
+    code="JR007",
+    name="result-not-object",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def result_not_object(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags success responses whose `result` is not a JSON object: an array, a string, a
+    number, a boolean or `null`.
+
+    ## Why is this bad?
+    Every MCP result is an object (even the empty result of `ping` is `{}`), so that it can
+    carry `_meta` and grow new fields. A receiver that reads named fields from the result
+    fails on anything else.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": ["get_weather", "get_forecast"]}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "get_weather", "inputSchema": {}}]}}
+    ```
+
+    ## Reference
+    "Result responses MUST include a `result` field." — basic/index.mdx#result-responses
+    (2025-11-25 and later). Schema: `Result` is `"type": "object"` in every revision
+    (2024-11-05 to 2025-06-18 say "Results MAY follow any JSON object structure").
+    """
+    rows = _readable(ctx.messages.filter(pl.col("kind") == "response"))
+    # an object result always reads `"result": {`: only the others need parsing
+    rows = rows.filter(~pl.col("message").str.contains(r'"result"\s*:\s*\{'))
+    value = pl.col("message").str.json_path_match("$.result")
+    rows = rows.with_columns(_value=value, _type=_member_type("result"))
+    bad = rows.filter(pl.col("_value").is_null() | ~pl.col("_value").str.starts_with("{"))
+    return findings(
+        bad, pl.format("result of the response to id {} is a JSON {}, not an object", "id", "_type")
+    )
+
+
+def _errors(ctx: LintContext) -> pl.DataFrame:
+    """Readable error rows with ``_obj`` (the error is an object), ``_code`` (JSON text of
+    its `code`, null when absent) and ``_type`` (JSON type of the `error` member)."""
+    rows = _readable(ctx.messages.filter(pl.col("kind") == "error"))
+    error = pl.col("message").str.json_path_match("$.error")
+    return rows.with_columns(_type=_member_type("error"), _error=error).with_columns(
+        _obj=pl.col("_type") == "object",
+        _code=pl.col("_error").str.extract(r'"code"' + _TOKEN, 1),
+    )
+
+
+@rule(
+    code="JR008",
+    name="error-code-not-integer",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def error_code_not_integer(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags error responses whose `error.code` is present but is not a JSON integer: a
+    string such as `"-32601"`, a number written `-32601.0` or `-3.2e4`, or `null`. A missing
+    code is JR009.
+
+    ## Why is this bad?
+    Receivers branch on the error code (method not found, invalid params, ...). Strict SDKs
+    reject the whole response when the code is not an integer, and lenient ones compare it
+    as a string and miss every known code.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": "-32601", "message": "Method not found"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    ```
+
+    ## Reference
+    "Error codes MUST be integers." — basic/index.mdx#error-responses (2025-11-25 and
+    later). Earlier revisions: schema `JSONRPCError.error.code` is `"type": "integer"`.
+    """
+    bad = _errors(ctx).filter(
+        pl.col("_obj")
+        & pl.col("_code").is_not_null()
+        & ~pl.col("error_code_is_int").fill_null(False)
+    )
+    return findings(bad, pl.format("error code {} is not an integer", "_code"))
+
+
+@rule(
+    code="JR009",
+    name="error-without-code-or-message",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def error_without_code_or_message(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags error responses whose `error` is not an object, or has no `code`, or has no
+    string `message`.
+
+    ## Why is this bad?
+    The code tells the receiver what failed and the message tells the user. Without them the
+    receiver cannot classify the failure, and some SDKs reject the response outright, leaving
+    the request pending.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
+    ```
+
+    ## Reference
+    "Error responses MUST include an `error` field with a `code` and `message`." —
+    basic/index.mdx#error-responses (2025-11-25 and later; "errors MUST include an error
+    code and message at minimum" in basic/index.mdx#responses of 2025-03-26 and 2025-06-18).
+    Schema: `code` and `message` are required in every revision.
+    """
+    rows = _errors(ctx)
+    no_code = pl.col("_code").is_null()
+    no_message = pl.col("error_message").is_null()
+    bad = rows.filter(~pl.col("_obj") | no_code | no_message)
+    message = (
+        pl.when(~pl.col("_obj"))
+        .then(pl.format("`error` is a JSON {}, not an object with code and message", "_type"))
+        .when(no_code & no_message)
+        .then(pl.lit("error object has neither a `code` nor a string `message`"))
+        .when(no_code)
+        .then(pl.lit("error object has no `code`"))
+        .otherwise(pl.lit("error object has no string `message`"))
+    )
+    return findings(bad, message)
+
+
+def _batches(ctx: LintContext) -> pl.DataFrame:
+    """One row per JSON array line: the first element's ordinal and kind, ``_size``
+    (elements), ``_requests`` (requests and notifications) and ``_responses``."""
+    rows = ctx.messages.filter(pl.col("batched"))
+    return (
+        rows.group_by("source", "line")
+        .agg(
+            pl.col("ordinal").min(),
+            _size=pl.len(),
+            _requests=pl.col("kind").is_in(["request", "notification"]).sum(),
+            _responses=pl.col("kind").is_in(["response", "error"]).sum(),
+        )
+        .sort("ordinal")
+    )
+
+
+@rule(
+    code="JR010",
+    name="batch-message",
+    severity="error",
+    revisions=since("2025-06-18"),
+    scope="message",
+)
+def batch_message(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags JSON-RPC batches (a JSON array of messages on one line or in one HTTP body) in
+    revisions that have no batches: 2025-06-18 and later.
+
+    ## Why is this bad?
+    2025-06-18 removed batching. A peer implementing the current revision reads only single
+    messages; it rejects the array with a parse or invalid-request error, or drops it, so
+    none of the batched requests is processed.
+
+    ## Example
+    ```json
+    [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+     {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}]
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    ```
+    followed by a separate message `{"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}`.
+
+    ## Reference
+    "The body of the POST request MUST be a single JSON-RPC _request_, _notification_, or
+    _response_." — basic/transports.mdx#sending-messages-to-the-server (2025-06-18 and
+    2025-11-25; the 2025-06-18 changelog: "Remove support for JSON-RPC batching"). Schema:
+    `JSONRPCMessage` has no array form from 2025-06-18 on.
+    """
+    batches = _batches(ctx)
+    message = pl.format(
+        "JSON-RPC batch of {} message(s); batches were removed in 2025-06-18", "_size"
+    )
+    return findings(batches, message)
+
+
+@rule(
+    code="JR011",
+    name="batch-message-unmodelled",
+    severity="info",
+    revisions=("2024-11-05",),
+    scope="message",
+)
+def batch_message_unmodelled(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports JSON-RPC batches in 2024-11-05 sessions, where MCP neither allows nor forbids
+    them.
+
+    ## Why is this bad?
+    JSON-RPC 2.0 has batches, but the 2024-11-05 MCP schema has no array form and its text
+    never mentions them; many SDKs of that time do not accept them. Sending batches to such a
+    peer is likely to fail.
+
+    ## Example
+    ```json
+    [{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    ```
+    then `{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}` as its own message.
+
+    ## Reference
+    "All messages in MCP MUST follow the JSON-RPC 2.0 specification." — basic/messages.mdx
+    (2024-11-05). Schema: the 2024-11-05 `JSONRPCMessage` is a single request,
+    notification, response or error (no batch definitions).
+    """
+    batches = _batches(ctx)
+    return findings(
+        batches,
+        pl.format("JSON-RPC batch of {} message(s), which 2024-11-05 does not model", "_size"),
+    )
+
+
+@rule(
+    code="JR012",
+    name="initialize-in-batch",
+    severity="error",
+    revisions=("2025-03-26",),
+    scope="message",
+)
+def initialize_in_batch(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an `initialize` request sent inside a JSON-RPC batch.
+
+    ## Why is this bad?
+    Nothing else may happen before initialization has completed, so there is nothing an
+    `initialize` request could legitimately be batched with; a server may process the other
+    elements before the handshake and reject them.
+
+    ## Example
+    ```json
+    [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {…}},
+     {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {…}}
+    ```
+    and `notifications/initialized` on its own after the InitializeResult arrived.
+
+    ## Reference
+    "The initialize request MUST NOT be part of a JSON-RPC batch, as other requests and
+    notifications are not possible until initialization has completed." —
+    basic/lifecycle.mdx#initialization (2025-03-26, the only revision with batches).
+    """
+    bad = ctx.requests.filter(pl.col("batched") & (pl.col("method") == "initialize"))
+    return findings(bad, "initialize request is part of a JSON-RPC batch")
+
+
+@rule(
+    code="JR013", name="mixed-batch", severity="error", revisions=("2025-03-26",), scope="message"
+)
+def mixed_batch(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags JSON-RPC batches that mix requests or notifications with responses.
+
+    ## Why is this bad?
+    A batch is either a batch of requests and notifications or a batch of responses. A
+    receiver that dispatches the array as a request batch mishandles the responses in it
+    (and the reverse), so some of the elements are lost.
+
+    ## Example
+    ```json
+    [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 9, "result": {}}]
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 9, "result": {}}
+    ```
+    with the `ping` request sent as its own message (or in a batch of requests).
+
+    ## Reference
+    "The body of the POST request MUST be one of the following:" (a single message, an
+    array of requests and/or notifications, or an array of responses) —
+    basic/transports.mdx#sending-messages-to-the-server (2025-03-26). Schema:
+    `JSONRPCBatchRequest` and `JSONRPCBatchResponse` are separate arrays.
+    """
+    batches = _batches(ctx).filter((pl.col("_requests") > 0) & (pl.col("_responses") > 0))
+    message = pl.format(
+        "JSON-RPC batch mixes {} request(s)/notification(s) with {} response(s)",
+        "_requests",
+        "_responses",
+    )
+    return findings(batches, message)
+
+
+@rule(
+    code="JR014",
+    name="invalid-message-line",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def invalid_message_line(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags every line that could not be read as a JSON-RPC message, with the loader's reason.
+
+    That is text that is not JSON (or was cut off), invalid UTF-8, a JSON value that is
+    not an object, an object with no `method`, `result` or `error`, an empty batch, or a
+    capture record without a message. The reason gives the position of the problem.
+    Non-JSON text on a stdio stream is reported as pollution by ST001/ST002 instead.
+
+    ## Why is this bad?
+    The peer cannot parse such a line either: on stdio it is stream pollution that breaks
+    framing, and a request hidden in it is never answered. Every message MCP exchanges is a
+    JSON-RPC 2.0 object.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "get_weather"
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "get_weather"}}
+    ```
+
+    ## Reference
+    "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+    specification." — basic/index.mdx#messages (2025-03-26 and later; basic/messages.mdx
+    in 2024-11-05). Schema: `JSONRPCMessage`.
+    """
+    # stdio stream pollution is reported by the more specific ST001/ST002 instead
+    bad = ctx.messages.filter((pl.col("kind") == "invalid") & ~is_pollution())
+    reason = pl.col("parse_error").fill_null("no JSON-RPC message")
+    message = (
+        pl.when(reason.str.starts_with("not a JSON-RPC message"))
+        .then(reason)
+        .otherwise(pl.format("not a JSON-RPC message: {}", reason))
+    )
+    return findings(bad, message)

@@ -1,0 +1,574 @@
+"""ER: JSON-RPC error codes, judged by the revision that partitions and reserves them.
+
+Codes are classified with :func:`mcptrace.protocol.error_code_info`, once per distinct
+code in the trace; the rules then filter error responses by that classification.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import LEGACY, MODERN, findings, rule
+from mcptrace.linter.rules.meta import content, json_tokens, path
+from mcptrace.protocol import ERROR_CODE_NAMES, INVALID_PARAMS, PRERELEASE_CODES, error_code_info
+
+_RESOURCE_NOT_FOUND = -32002
+_URL_ELICITATION_REQUIRED = -32042
+#: wording of a "resource not found" error message (derived heuristic)
+_NOT_FOUND = (
+    r"(?i)\b(?:not\s+found|no\s+such|does\s*n[o']t\s+exist|unknown\s+resource|missing\s+resource)\b"
+)
+
+
+def _classified(ctx: LintContext, revision: str) -> pl.DataFrame:
+    """Error responses with ``category`` and ``note`` of their code in ``revision``."""
+    errs = ctx.messages.filter((pl.col("kind") == "error") & pl.col("error_code").is_not_null())
+    codes = errs["error_code"].unique().to_list()
+    infos = [error_code_info(c, revision) for c in codes]  # distinct codes, not rows
+    table = pl.DataFrame(
+        {
+            "error_code": pl.Series(codes, dtype=pl.Int64),
+            "category": pl.Series([i.category for i in infos], dtype=pl.String),
+            "note": pl.Series([i.note for i in infos], dtype=pl.String),
+        }
+    )
+    return errs.join(table, on="error_code", how="left")
+
+
+def _modern_errors(ctx: LintContext) -> pl.DataFrame:
+    return _classified(ctx, "2026-07-28").filter(pl.col("modern"))
+
+
+@rule(
+    code="ER001",
+    name="reserved-range-undefined-code",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def reserved_range_undefined_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 errors whose code lies in -32023..-32099, the part of the sub-range
+    -32020..-32099 that the specification reserves for itself and has not defined.
+
+    ## Why is this bad?
+    Codes in that sub-range are allocated only by the MCP specification, one after the
+    other from -32020. A code an implementation picks there today will collide with the
+    meaning a future revision gives it, and clients will misread the error.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32050, "message": "Quota exceeded"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": 1001, "message": "Quota exceeded"}}
+    ```
+
+    ## Reference
+    "Implementations MUST NOT emit any code from this sub-range that is not defined by
+    this specification and MUST use defined codes only with their specified meanings." —
+    docs/specification/2026-07-28/basic/index.mdx#error-codes (2026-07-28).
+    """
+    bad = _modern_errors(ctx).filter(pl.col("category") == "reserved-undefined")
+    return findings(
+        bad,
+        pl.format(
+            "error code {} is reserved for the MCP specification (-32020..-32099) "
+            "but not defined by it",
+            "error_code",
+        ),
+    )
+
+
+@rule(
+    code="ER002", name="legacy-subrange-code", severity="warning", revisions=MODERN, scope="message"
+)
+def legacy_subrange_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 errors whose code lies in the legacy sub-range -32000..-32019, except
+    -32002 (ER004) and the pre-release numbers -32001, -32003 and -32004 (ER003).
+
+    ## Why is this bad?
+    Codes in that sub-range were picked by implementations before MCP partitioned the
+    range, so they mean different things to different peers; receivers must not assume
+    any meaning for them, and the error becomes an opaque failure.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "Connection closed"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Connection closed"}}
+    ```
+
+    ## Reference
+    "New codes MUST NOT be allocated in this sub-range, and new implementations SHOULD
+    NOT use codes from this sub-range at all." —
+    docs/specification/2026-07-28/basic/index.mdx#error-codes (2026-07-28).
+    """
+    bad = _modern_errors(ctx).filter(
+        (pl.col("error_code") >= -32019)
+        & (pl.col("error_code") <= -32000)
+        & (pl.col("error_code") != _RESOURCE_NOT_FOUND)
+        & ~pl.col("error_code").is_in(list(PRERELEASE_CODES))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "error code {} is in the legacy sub-range -32000..-32019, "
+            "which receivers give no meaning",
+            "error_code",
+        ),
+    )
+
+
+@rule(
+    code="ER003",
+    name="prerelease-error-code",
+    severity="warning",
+    revisions=MODERN,
+    scope="message",
+)
+def prerelease_error_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 errors with code -32001, -32003 or -32004, the pre-release numbers of the
+    2026 error codes.
+
+    Early drafts of 2026-07-28 gave them to HeaderMismatch (now -32020),
+    MissingRequiredClientCapability (now -32021) and UnsupportedProtocolVersion (now -32022).
+
+    ## Why is this bad?
+    The codes were renumbered before publication. An implementation still sending the
+    draft numbers is not understood by clients built on the published revision, which
+    see only an unknown legacy-range code instead of, say, a version mismatch they could
+    recover from. (Some SDKs also use -32001 for timeouts; either way the code is in the
+    legacy sub-range that new implementations should not use.)
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "error": {
+        "code": -32004, "message": "Unsupported protocol version",
+        "data": {"supported": ["2026-07-28"], "requested": "2025-01-01"}
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "error": {
+        "code": -32022, "message": "Unsupported protocol version",
+        "data": {"supported": ["2026-07-28"], "requested": "2025-01-01"}
+      }
+    }
+    ```
+
+    ## Reference
+    "New codes MUST NOT be allocated in this sub-range, and new implementations SHOULD
+    NOT use codes from this sub-range at all." —
+    docs/specification/2026-07-28/basic/index.mdx#error-codes (2026-07-28); the
+    renumbering is minor change 12 of docs/specification/2026-07-28/changelog.mdx.
+    """
+    final = pl.DataFrame(
+        {
+            "error_code": pl.Series(list(PRERELEASE_CODES), dtype=pl.Int64),
+            "_final": pl.Series(list(PRERELEASE_CODES.values()), dtype=pl.Int64),
+            "_name": pl.Series(
+                [ERROR_CODE_NAMES[v] for v in PRERELEASE_CODES.values()], dtype=pl.String
+            ),
+        }
+    )
+    bad = _modern_errors(ctx).join(final, on="error_code")
+    return findings(
+        bad,
+        pl.format(
+            "error code {} is the pre-release number of {}, published as {}",
+            "error_code",
+            "_name",
+            "_final",
+        ),
+    )
+
+
+@rule(
+    code="ER004",
+    name="forbidden-legacy-error-code",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def forbidden_legacy_error_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 errors with code -32002 (resource not found, 2025-11-25 and earlier) or
+    -32042 (URL elicitation required, 2025-11-25 only).
+
+    ## Why is this bad?
+    2026-07-28 retired both codes: unknown resources are reported with -32602, and URL
+    elicitation goes through `input_required` results. The codes stay reserved so that
+    old meanings are never reused; a 2026 server sending them speaks a mix of revisions.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 5,
+      "error": {"code": -32002, "message": "Resource not found", "data": {"uri": "file:///x"}}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 5,
+      "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "file:///x"}}
+    }
+    ```
+
+    ## Reference
+    "Implementations of this protocol version MUST NOT emit these codes:" —
+    docs/specification/2026-07-28/basic/index.mdx#error-codes (2026-07-28).
+    """
+    bad = _modern_errors(ctx).filter(
+        pl.col("error_code").is_in([_RESOURCE_NOT_FOUND, _URL_ELICITATION_REQUIRED])
+    )
+    msg = (
+        pl.when(pl.col("error_code") == _RESOURCE_NOT_FOUND)
+        .then(
+            pl.lit(
+                "error code -32002 (ResourceNotFound) was retired by 2026-07-28, which uses -32602"
+            )
+        )
+        .otherwise(pl.lit("error code -32042 (URLElicitationRequired) was retired by 2026-07-28"))
+    )
+    return findings(bad, msg)
+
+
+@rule(
+    code="ER005",
+    name="code-in-jsonrpc-reserved-range",
+    severity="warning",
+    revisions=MODERN,
+    scope="message",
+)
+def code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 error codes in the JSON-RPC reserved range -32768..-32000 that neither
+    JSON-RPC nor MCP defines.
+
+    The JSON-RPC standard codes (-32700, -32600..-32603) and the server-error range
+    -32099..-32000 (judged by ER001..ER004) are not flagged.
+
+    ## Why is this bad?
+    JSON-RPC keeps that range for errors it defines itself; an application code there
+    (such as -32500) may collide with a future standard code and misleads generic
+    JSON-RPC tooling. Application errors belong outside the range, e.g. positive codes.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32500, "message": "Upstream failure"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": 5000, "message": "Upstream failure"}}
+    ```
+
+    ## Reference
+    "New error codes for purposes not defined by this specification SHOULD be allocated
+    outside the JSON-RPC reserved range (`-32768` to `-32000`); the remainder of the
+    integer space is available for application-defined errors." —
+    docs/specification/2026-07-28/basic/index.mdx#error-codes (2026-07-28).
+    """
+    bad = _modern_errors(ctx).filter(pl.col("category") == "jsonrpc-reserved")
+    return findings(
+        bad,
+        pl.format(
+            "error code {} is in the JSON-RPC reserved range -32768..-32000 "
+            "but is no standard or MCP code",
+            "error_code",
+        ),
+    )
+
+
+@rule(
+    code="ER006",
+    name="legacy-code-in-jsonrpc-reserved-range",
+    severity="info",
+    revisions=LEGACY,
+    scope="message",
+)
+def legacy_code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Notes legacy-revision error codes in the JSON-RPC reserved range -32768..-32000 that
+    JSON-RPC does not define.
+
+    The standard codes and the implementation-defined server-error range -32099..-32000 are
+    not noted.
+
+    ## Why is this bad?
+    These revisions set no allocation policy of their own, but JSON-RPC 2.0 reserves the
+    range for errors it pre-defines; an application code there may collide with a
+    future standard code. 2026-07-28 turns this into a SHOULD (ER005).
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32500, "message": "Upstream failure"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": 5000, "message": "Upstream failure"}}
+    ```
+
+    ## Reference
+    Derived from JSON-RPC 2.0 §5.1 ("The error codes from and including -32768 to -32000
+    are reserved for pre-defined errors"), which MCP adopts: "All messages between MCP
+    clients and servers MUST follow the JSON-RPC 2.0 specification." —
+    docs/specification/2025-11-25/basic/index.mdx#messages (2024-11-05 to 2025-11-25;
+    the top of basic/index.mdx in 2024-11-05).
+    """
+    bad = (
+        _classified(ctx, "2025-11-25")
+        .filter(~pl.col("modern"))
+        .filter(pl.col("category") == "jsonrpc-reserved")
+    )
+    return findings(
+        bad,
+        pl.format("error code {} is in the JSON-RPC reserved range -32768..-32000", "error_code"),
+    )
+
+
+def _resources_read_errors(ctx: LintContext) -> pl.DataFrame:
+    return content(ctx.responses).filter(
+        (pl.col("kind") == "error") & (pl.col("request_method") == "resources/read")
+    )
+
+
+@rule(
+    code="ER007",
+    name="resource-not-found-wrong-code",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def resource_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 `resources/read` errors that report an unknown resource with a code other
+    than -32602.
+
+    That is code -32002, or an error message saying "not found" (or "no such", "does not
+    exist") with another code.
+
+    The message test is a heuristic: an error about a missing resource whose message
+    says so in other words is not recognised.
+
+    ## Why is this bad?
+    2026-07-28 folds "resource not found" into -32602 (Invalid params). A client built on
+    it recognises a missing resource only by that code; -32002 is retired and other
+    codes (-32603, -32601) suggest a server failure or a missing feature instead.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 7, "method": "resources/read",
+      "params": {
+        "uri": "file:///nope",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    {"jsonrpc": "2.0", "id": 7, "error": {"code": -32603, "message": "Resource not found"}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 7,
+      "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "file:///nope"}}
+    }
+    ```
+
+    ## Reference
+    "If the requested resource does not exist, servers MUST return a JSON-RPC error with
+    code `-32602` (Invalid Params)." —
+    docs/specification/2026-07-28/server/resources.mdx#error-handling (2026-07-28).
+    """
+    rows = _resources_read_errors(ctx).filter(pl.col("modern"))
+    says_not_found = pl.col("error_message").fill_null("").str.contains(_NOT_FOUND)
+    bad = rows.filter(
+        (pl.col("error_code") == _RESOURCE_NOT_FOUND)
+        | (
+            says_not_found
+            & (pl.col("error_code").is_null() | (pl.col("error_code") != INVALID_PARAMS))
+        )
+    )
+    code = pl.col("error_code").cast(pl.String).fill_null("a non-integer code")
+    return findings(
+        bad, pl.format("resources/read reports a missing resource with {} instead of -32602", code)
+    )
+
+
+@rule(
+    code="ER008",
+    name="legacy-resource-not-found-code",
+    severity="warning",
+    revisions=LEGACY,
+    scope="pairing",
+)
+def legacy_resource_not_found_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    In revisions up to 2025-11-25, flags errors answering `resources/read` whose message
+    says the resource was not found (or "no such", "does not exist") but whose code is
+    not -32002.
+
+    The message test is a heuristic: an error about a missing resource whose message
+    says so in other words is not recognised.
+
+    ## Why is this bad?
+    Legacy clients tell a missing resource from other failures by code -32002; with
+    another code they cannot, for example, drop a stale resource from their list. (The
+    2026-07-28 revision moves this case to -32602; a dual-era server should answer each
+    session in its own revision.)
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "file:///nope"}}
+    {"jsonrpc": "2.0", "id": 5, "error": {"code": -32603, "message": "Resource not found"}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 5,
+      "error": {"code": -32002, "message": "Resource not found", "data": {"uri": "file:///nope"}}
+    }
+    ```
+
+    ## Reference
+    "Servers SHOULD return standard JSON-RPC errors for common failure cases:" followed by
+    "Resource not found: `-32002`" —
+    docs/specification/2025-11-25/server/resources.mdx#error-handling
+    (2024-11-05 to 2025-11-25).
+    """
+    rows = _resources_read_errors(ctx).filter(~pl.col("modern"))
+    bad = rows.filter(
+        pl.col("error_message").fill_null("").str.contains(_NOT_FOUND)
+        & (pl.col("error_code").is_null() | (pl.col("error_code") != _RESOURCE_NOT_FOUND))
+    )
+    code = pl.col("error_code").cast(pl.String).fill_null("a non-integer code")
+    return findings(
+        bad, pl.format("resources/read reports a missing resource with {} instead of -32002", code)
+    )
+
+
+@rule(
+    code="ER009",
+    name="url-elicitation-required-error-malformed",
+    severity="error",
+    revisions=("2025-11-25",),
+    scope="message",
+)
+def url_elicitation_required_error_malformed(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags -32042 (URLElicitationRequired) errors whose `error.data.elicitations` is
+    missing or empty, or holds an elicitation that is not URL mode (`"mode": "url"`) or
+    has no `elicitationId`.
+
+    ## Why is this bad?
+    The client can only make progress by opening the listed URLs and waiting for the
+    matching `notifications/elicitation/complete`; without URL-mode entries and their
+    `elicitationId`s it has nothing to open and nothing to wait for.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2,
+      "error": {
+        "code": -32042, "message": "Need auth",
+        "data": {
+          "elicitations": [
+            {
+              "mode": "form", "message": "x",
+              "requestedSchema": {"type": "object", "properties": {}}
+            }
+          ]
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2,
+      "error": {
+        "code": -32042, "message": "Need auth",
+        "data": {
+          "elicitations": [
+            {
+              "mode": "url", "elicitationId": "550e8400-e29b-41d4-a716-446655440000",
+              "url": "https://mcp.example.com/connect",
+              "message": "Authorize access to your files."
+            }
+          ]
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "Any elicitations returned in the error MUST be URL mode elicitations and have an
+    `elicitationId` property." —
+    docs/specification/2025-11-25/client/elicitation.mdx#url-elicitation-required-error
+    (2025-11-25). Schema: `URLElicitationRequiredError`.
+    """
+    rows = (
+        content(ctx.messages)
+        .filter((pl.col("kind") == "error") & (pl.col("error_code") == _URL_ELICITATION_REQUIRED))
+        .with_columns(_list=path("$.error.data.elicitations"))
+    )
+    whole = rows.with_columns(
+        _p=pl.when(~pl.col("_list").fill_null("").str.starts_with("["))
+        .then(pl.lit("has no data.elicitations list"))
+        .when(pl.col("_list") == "[]")
+        .then(pl.lit("lists no elicitations"))
+    ).filter(pl.col("_p").is_not_null())
+    toks = json_tokens(
+        rows.filter(pl.col("_list").str.starts_with("[") & (pl.col("_list") != "[]")), "_list"
+    )
+    elements = toks.filter((pl.col("depth") == 1) & ~pl.col("tok").is_in([",", "]"])).select(
+        "ordinal", "row", "member", _start="tok"
+    )
+    fields = (
+        toks.filter(pl.col("is_key") & (pl.col("depth") == 2))
+        .group_by("row", "member")
+        .agg(
+            _mode=pl.col("value").filter(pl.col("tok") == '"mode"').first(),
+            _eid=pl.col("value").filter(pl.col("tok") == '"elicitationId"').first(),
+        )
+    )
+    per_element = (
+        elements.join(fields, on=["row", "member"], how="left")
+        .with_columns(
+            _p=pl.when(pl.col("_start") != "{")
+            .then(pl.format("elicitations[{}] is not an object", "member"))
+            .when(pl.col("_mode").fill_null("") != '"url"')
+            .then(pl.format("elicitations[{}] is not URL mode", "member"))
+            .when(~pl.col("_eid").fill_null("").str.starts_with('"'))
+            .then(pl.format("elicitations[{}] has no elicitationId", "member"))
+        )
+        .filter(pl.col("_p").is_not_null())
+        .group_by("ordinal", maintain_order=True)
+        .agg(pl.col("_p").str.join(", "))
+    )
+    bad = pl.concat([whole.select("ordinal", "_p"), per_element.select("ordinal", "_p")])
+    return findings(bad, pl.format("URLElicitationRequired error {}", "_p"))

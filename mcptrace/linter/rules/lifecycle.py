@@ -1,0 +1,1020 @@
+"""LC: the legacy lifecycle (initialize handshake, version negotiation, ping) and era checks.
+
+Most rules here follow a session through its handshake (scope ``session``):
+the first ``initialize`` request, its response, and the client's
+``notifications/initialized``. Sessions whose two directions were captured in
+separate files without a common clock (``Trace.unordered_sessions``) have no
+reliable order between a client message and a server message, so rules that
+compare the two directions skip them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, rule
+from mcptrace.protocol import REVISIONS
+
+_KNOWN = pl.Series(list(REVISIONS), dtype=pl.String)
+#: JSON-RPC errors only a 2026-07-28 (modern) server returns (basic/transports: the
+#: header mismatch, missing client capability and unsupported version errors).
+_MODERN_ERROR_CODES = (-32020, -32021, -32022)
+
+
+def ordered(ctx: LintContext) -> pl.Expr:
+    """True for rows of sessions whose client and server messages are in capture order."""
+    unordered = pl.Series(sorted(ctx.trace.unordered_sessions), dtype=pl.String)
+    return ~pl.col("session").is_in(unordered)
+
+
+def with_line(ctx: LintContext, frame: pl.DataFrame, ordinal: str, alias: str) -> pl.DataFrame:
+    """``frame`` plus ``alias``: the capture line of the row whose ordinal is in ``ordinal``."""
+    lines = ctx.locator.select(pl.col("ordinal").alias(ordinal), pl.col("line").alias(alias))
+    return frame.join(lines, on=ordinal, how="left")
+
+
+def initialize_calls(ctx: LintContext) -> pl.DataFrame:
+    """Every ``initialize`` request with its response: session, request_ordinal,
+    response_ordinal (null when unanswered), outcome, proposed and agreed version."""
+    versions = ctx.messages.select("ordinal", "protocol_version")
+    return (
+        ctx.calls.filter(pl.col("method") == "initialize")
+        .select("session", "request_ordinal", "response_ordinal", "outcome")
+        .join(
+            versions.rename({"ordinal": "request_ordinal", "protocol_version": "proposed"}),
+            on="request_ordinal",
+            how="left",
+        )
+        .join(
+            versions.rename({"ordinal": "response_ordinal", "protocol_version": "agreed"}),
+            on="response_ordinal",
+            how="left",
+        )
+        .sort("request_ordinal")
+    )
+
+
+def handshake(ctx: LintContext) -> pl.DataFrame:
+    """Per session with a successful ``initialize``: its request and response ordinals
+    (the first successful one) and ``initialized_ordinal``, the client's first
+    ``notifications/initialized`` after that request (null when never sent)."""
+    ok = (
+        initialize_calls(ctx)
+        .filter(pl.col("outcome") == "ok")
+        .group_by("session")
+        .agg(
+            pl.col("request_ordinal").first().alias("init_ordinal"),
+            pl.col("response_ordinal").first().alias("result_ordinal"),
+        )
+    )
+    initialized = (
+        ctx.notifications.filter(
+            (pl.col("method") == "notifications/initialized") & (pl.col("direction") != "s2c")
+        )
+        .select("session", "ordinal")
+        .join(ok.select("session", "init_ordinal"), on="session")
+        .filter(pl.col("ordinal") > pl.col("init_ordinal"))
+        .group_by("session")
+        .agg(pl.col("ordinal").min().alias("initialized_ordinal"))
+    )
+    return ok.join(initialized, on="session", how="left")
+
+
+def _describe() -> pl.Expr:
+    """Short words for a protocol row: ``tools/list request``, ``response id 3``."""
+    return (
+        pl.when(pl.col("method").is_not_null())
+        .then(pl.format("{} {}", "method", "kind"))
+        .otherwise(pl.format("{} id {}", "kind", pl.col("id").fill_null("null")))
+    )
+
+
+@rule(
+    code="LC001", name="initialize-not-first", severity="error", revisions=LEGACY, scope="session"
+)
+def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags the first message of a session that precedes its `initialize` request.
+
+    Pings are allowed before the handshake, and so is a dual-era client's modern probe
+    (`server/discover` or a request carrying the 2026 `_meta` protocol version) with
+    the replies to it.
+
+    ## Why is this bad?
+    Until the handshake has happened neither side knows the protocol version or the
+    peer's capabilities. A legacy server may reject or misinterpret anything sent
+    before `initialize`, and a client that skips the handshake has negotiated nothing.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "The initialization phase MUST be the first interaction between client and server."
+    — basic/lifecycle.mdx#initialization (2024-11-05 to 2025-11-25). The probe exception:
+    2026-07-28 basic/transports/stdio.mdx#backward-compatibility.
+    """
+    first_init = (
+        ctx.requests.filter(pl.col("method") == "initialize")
+        .group_by("session")
+        .agg(pl.col("ordinal").min().alias("init_ordinal"))
+    )
+    # A dual-era client's modern attempts before falling back to initialize.
+    probe = (pl.col("kind") == "request") & (
+        (pl.col("method") == "server/discover")
+        | ((pl.col("method") != "initialize") & pl.col("protocol_version").is_not_null())
+    )
+    probes = ctx.requests.filter(probe).select("ordinal")
+    answered_ping_or_probe = ctx.responses.filter(
+        (pl.col("request_method") == "ping") | pl.col("request_ordinal").is_in(probes["ordinal"])
+    ).select("ordinal")
+    before = (
+        ctx.protocol.join(first_init, on="session")
+        .filter(pl.col("ordinal") < pl.col("init_ordinal"))
+        # without a common clock, only the client's own messages can be compared
+        .filter(ordered(ctx) | (pl.col("direction") == "c2s"))
+        .filter(
+            ~((pl.col("kind") == "request") & (pl.col("method") == "ping"))
+            & ~probe
+            & ~pl.col("ordinal").is_in(answered_ping_or_probe["ordinal"])
+            & pl.col("method").ne_missing("notifications/cancelled")
+        )
+        .sort("ordinal")
+        .group_by("session")
+        .agg(
+            pl.col("ordinal").first(),
+            _describe().first().alias("what"),
+            pl.len().alias("count"),
+            pl.col("init_ordinal").first(),
+        )
+    )
+    before = with_line(ctx, before, "init_ordinal", "init_line")
+    more = (
+        pl.when(pl.col("count") > 1)
+        .then(pl.format(" ({} messages precede it)", "count"))
+        .otherwise(pl.lit(""))
+    )
+    return findings(
+        before,
+        pl.format("{} precedes the initialize request at line {}{}", "what", "init_line", more),
+    )
+
+
+@rule(
+    code="LC002",
+    name="initialize-missing-fields",
+    severity="error",
+    revisions=LEGACY,
+    scope="message",
+)
+def initialize_missing_fields(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an `initialize` request or InitializeResult that lacks a required field.
+
+    The request needs `protocolVersion`, `capabilities` and `clientInfo` (with `name`
+    and `version`); the result needs `protocolVersion`, `capabilities` and `serverInfo`
+    (with `name` and `version`).
+
+    ## Why is this bad?
+    These fields are the whole handshake: the version to negotiate, what each side
+    supports and who it is. A peer missing one cannot negotiate; SDKs reject such a
+    message as invalid params.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+     "capabilities": {}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    ## Reference
+    "The client MUST initiate this phase by sending an `initialize` request containing:"
+    and "The server MUST respond with its own capabilities and information:" —
+    basic/lifecycle.mdx#initialization (2024-11-05 to 2025-11-25). Schema:
+    `InitializeRequest`, `InitializeResult`, `Implementation`.
+    """
+
+    def missing(frame: pl.DataFrame, prefix: str, info: str, what: str) -> pl.DataFrame:
+        # one parse of the whole message, then small ones of the extracted objects
+        body = frame.select(
+            "ordinal", _body=pl.col("message").str.json_path_match(f"$.{prefix}").fill_null("")
+        ).with_columns(
+            _version=pl.col("_body").str.json_path_match("$.protocolVersion"),
+            _caps=pl.col("_body").str.json_path_match("$.capabilities").fill_null(""),
+            _info=pl.col("_body").str.json_path_match(f"$.{info}").fill_null(""),
+        )
+        has_info = pl.col("_info").str.starts_with("{")
+        return body.select(
+            "ordinal",
+            what=pl.lit(what),
+            missing=pl.concat_list(
+                pl.when(pl.col("_version").is_null()).then(pl.lit("protocolVersion")),
+                pl.when(~pl.col("_caps").str.starts_with("{")).then(pl.lit("capabilities")),
+                pl.when(~has_info).then(pl.lit(info)),
+                pl.when(has_info & pl.col("_info").str.json_path_match("$.name").is_null()).then(
+                    pl.lit(f"{info}.name")
+                ),
+                pl.when(has_info & pl.col("_info").str.json_path_match("$.version").is_null()).then(
+                    pl.lit(f"{info}.version")
+                ),
+            ).list.drop_nulls(),
+        )
+
+    requests = ctx.requests.filter(
+        (pl.col("method") == "initialize") & pl.col("parse_error").is_null()
+    )
+    results = ctx.responses.filter(
+        (pl.col("request_method") == "initialize")
+        & (pl.col("kind") == "response")
+        & pl.col("parse_error").is_null()
+    )
+    bad = pl.concat(
+        [
+            missing(requests, "params", "clientInfo", "initialize request"),
+            missing(results, "result", "serverInfo", "InitializeResult"),
+        ]
+    ).filter(pl.col("missing").list.len() > 0)
+    return findings(bad, pl.format("{} lacks {}", "what", pl.col("missing").list.join(", ")))
+
+
+@rule(
+    code="LC003",
+    name="initialized-notification-missing",
+    severity="error",
+    revisions=LEGACY,
+    scope="session",
+)
+def initialized_notification_missing(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags the client's first request (other than `ping`) after a successful
+    InitializeResult when the client never sends `notifications/initialized`.
+
+    A session that ends (or only pings) after the result is not flagged: the client
+    never began normal operation. A notification sent late is LC014's business.
+
+    ## Why is this bad?
+    The notification tells the server the handshake is complete and normal operation
+    may begin. Servers that wait for it may hold back their own requests, list-change
+    notifications or logging, or refuse requests, and the session stalls.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25",
+     "capabilities": {"tools": {}}, "serverInfo": {"name": "srv", "version": "2.0"}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "After successful initialization, the client MUST send an `initialized` notification
+    to indicate it is ready to begin normal operations:" — basic/lifecycle.mdx#initialization
+    (2024-11-05 to 2025-11-25).
+    """
+    found = _requests_before_initialized(ctx).filter(pl.col("initialized_ordinal").is_null())
+    return findings(
+        found,
+        pl.format(
+            "{} sent after the InitializeResult at line {}, "
+            "but the client never sent notifications/initialized{}",
+            "method",
+            "result_line",
+            _more_requests(),
+        ),
+    )
+
+
+def _requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
+    """Per session: the client's first non-ping request after the successful
+    InitializeResult and before its ``notifications/initialized`` (if any), with
+    ``count``, ``result_line`` and ``initialized_line``."""
+    early = (
+        ctx.requests.filter(
+            (pl.col("direction") == "c2s")
+            & ~pl.col("method").is_in(["ping", "initialize"])
+            & ordered(ctx)
+        )
+        .select("session", "ordinal", "method")
+        .join(handshake(ctx), on="session")
+        .filter(
+            (pl.col("ordinal") > pl.col("result_ordinal"))
+            & (
+                pl.col("initialized_ordinal").is_null()
+                | (pl.col("ordinal") < pl.col("initialized_ordinal"))
+            )
+        )
+        .sort("ordinal")
+        .group_by("session")
+        .agg(
+            pl.col("ordinal", "method", "result_ordinal", "initialized_ordinal").first(),
+            pl.len().alias("count"),
+        )
+    )
+    early = with_line(ctx, early, "result_ordinal", "result_line")
+    return with_line(ctx, early, "initialized_ordinal", "initialized_line")
+
+
+def _more_requests() -> pl.Expr:
+    return (
+        pl.when(pl.col("count") > 1)
+        .then(pl.format(" ({} requests in all)", "count"))
+        .otherwise(pl.lit(""))
+    )
+
+
+@rule(
+    code="LC004",
+    name="request-before-initialize-result",
+    severity="warning",
+    revisions=LEGACY,
+    scope="session",
+)
+def request_before_initialize_result(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags client requests other than `ping` sent after `initialize` but before the
+    server answered it.
+
+    ## Why is this bad?
+    Until the InitializeResult arrives the client does not know the agreed protocol
+    version or the server's capabilities, so it cannot know whether the request is
+    valid. Servers commonly reject requests that arrive before the handshake completes.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25",
+     "capabilities": {"tools": {}}, "serverInfo": {"name": "srv", "version": "2.0"}}}
+    ```
+
+    Use instead: wait for the result, send `notifications/initialized`, then
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "The client SHOULD NOT send requests other than pings before the server has responded
+    to the `initialize` request." — basic/lifecycle.mdx#initialization (2024-11-05 to
+    2025-11-25).
+    """
+    inits = (
+        initialize_calls(ctx)
+        .filter(pl.col("response_ordinal").is_not_null())
+        .select("session", pl.col("request_ordinal").alias("init_ordinal"), "response_ordinal")
+    )
+    early = (
+        ctx.requests.filter(
+            (pl.col("direction") == "c2s") & (pl.col("method") != "ping") & ordered(ctx)
+        )
+        .select("session", "ordinal", "method")
+        .sort("ordinal")
+        .join_asof(
+            inits.sort("init_ordinal"),
+            left_on="ordinal",
+            right_on="init_ordinal",
+            by="session",
+            strategy="backward",
+            check_sortedness=False,
+            allow_exact_matches=False,
+        )
+        .filter(pl.col("ordinal") < pl.col("response_ordinal"))
+    )
+    early = with_line(ctx, early, "response_ordinal", "response_line")
+    return findings(
+        early,
+        pl.format(
+            "{} sent before the server answered initialize (response at line {})",
+            "method",
+            "response_line",
+        ),
+    )
+
+
+@rule(
+    code="LC005",
+    name="server-request-before-initialized",
+    severity="warning",
+    revisions=LEGACY,
+    scope="session",
+)
+def server_request_before_initialized(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags server requests other than `ping` sent during the handshake, before the
+    client's `notifications/initialized` arrived.
+
+    ## Why is this bad?
+    The client announces with `notifications/initialized` that it is ready. A request
+    such as `roots/list` or `sampling/createMessage` that arrives earlier may be
+    rejected or dropped by a client still finishing its own setup. Log notifications
+    are allowed.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "2.0"}}}
+    {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ```
+
+    Use instead: send `roots/list` after `notifications/initialized` has arrived.
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}
+    ```
+
+    ## Reference
+    "The server SHOULD NOT send requests other than pings and logging before receiving
+    the `initialized` notification." — basic/lifecycle.mdx#initialization (2024-11-05 to
+    2025-11-25).
+    """
+    hs = handshake(ctx).filter(pl.col("initialized_ordinal").is_not_null())
+    early = (
+        ctx.requests.filter(
+            (pl.col("direction") == "s2c") & (pl.col("method") != "ping") & ordered(ctx)
+        )
+        .join(hs, on="session")
+        .filter(
+            pl.col("ordinal").is_between(
+                pl.col("init_ordinal"), pl.col("initialized_ordinal"), closed="none"
+            )
+        )
+    )
+    early = with_line(ctx, early, "initialized_ordinal", "initialized_line")
+    return findings(
+        early,
+        pl.format(
+            "server sent {} before the client's notifications/initialized (line {})",
+            "method",
+            "initialized_line",
+        ),
+    )
+
+
+@rule(
+    code="LC006",
+    name="initialize-result-unknown-version",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def initialize_result_unknown_version(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an InitializeResult whose `protocolVersion` is not a published MCP revision
+    (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28), such as `"draft"`,
+    `"1.0"` or a date no revision has.
+
+    ## Why is this bad?
+    The server must answer with the version the client asked for or another version it
+    supports; a string that names no revision leaves both peers without an agreed set
+    of rules. The session's revision is then unknown, so only revision-independent
+    rules can judge it. The rule applies whatever the session's revision, because that
+    revision is exactly what the bad answer makes unknown.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "2.0"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "2.0"}}}
+    ```
+
+    ## Reference
+    "If the server supports the requested protocol version, it MUST respond with the same
+    version. Otherwise, the server MUST respond with another protocol version it supports."
+    — basic/lifecycle.mdx#version-negotiation (2024-11-05 to 2025-11-25).
+    """
+    bad = initialize_calls(ctx).filter(
+        (pl.col("outcome") == "ok")
+        & pl.col("agreed").is_not_null()
+        & ~pl.col("agreed").is_in(_KNOWN)
+    )
+    return findings(
+        bad.rename({"response_ordinal": "ordinal"}),
+        pl.format(
+            'InitializeResult protocolVersion "{}" is not a published MCP revision '
+            '(the client proposed "{}")',
+            "agreed",
+            pl.col("proposed").fill_null("nothing"),
+        ),
+    )
+
+
+@rule(
+    code="LC007",
+    name="initialize-request-unknown-version",
+    severity="info",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def initialize_request_unknown_version(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an `initialize` request whose `protocolVersion` is not a published MCP revision.
+
+    ## Why is this bad?
+    The client must propose a version it supports, normally its latest. A string that
+    names no revision (`"draft"`, `"2025-06"`, `"latest"`) cannot be honoured, so the
+    server has to counter-offer one of its own versions; it usually reveals a client
+    built against an unreleased draft or a typo. The session is judged by whatever the
+    server answers, so the rule applies to every revision.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "draft",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    ## Reference
+    "In the `initialize` request, the client MUST send a protocol version it supports."
+    — basic/lifecycle.mdx#version-negotiation (2024-11-05 to 2025-11-25).
+    """
+    bad = ctx.requests.filter(
+        (pl.col("method") == "initialize")
+        & pl.col("protocol_version").is_not_null()
+        & ~pl.col("protocol_version").is_in(_KNOWN)
+    )
+    return findings(
+        bad,
+        pl.format(
+            'initialize proposes protocolVersion "{}", which is not a published MCP revision',
+            "protocol_version",
+        ),
+    )
+
+
+@rule(
+    code="LC008",
+    name="initialize-version-counter-offer",
+    severity="info",
+    revisions=LEGACY,
+    scope="session",
+)
+def initialize_version_counter_offer(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports an InitializeResult whose `protocolVersion` differs from the one the client
+    proposed, in a session the client then continued under the server's version.
+
+    ## Why is this bad?
+    It is legal (the server does not support the proposal and offers another version),
+    but the session now speaks a version the client did not ask for: features of the
+    proposed revision are unavailable and the client must really support the answered
+    one, or it should have disconnected. Worth knowing when a feature seems to be ignored.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-03-26", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "2.0"}}}
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ```
+
+    Use instead: upgrade the server (or pin the client) so both speak the same revision,
+    and the server echoes the proposal:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "2.1"}}}
+    ```
+
+    ## Reference
+    "If the client does not support the version in the server's response, it SHOULD
+    disconnect." — basic/lifecycle.mdx#version-negotiation (2024-11-05 to 2025-11-25).
+    """
+    offers = initialize_calls(ctx).filter(
+        (pl.col("outcome") == "ok")
+        & pl.col("agreed").is_in(_KNOWN)
+        & pl.col("proposed").is_not_null()
+        & (pl.col("agreed") != pl.col("proposed"))
+    )
+    continued = (
+        ctx.protocol.filter((pl.col("direction") == "c2s") & ordered(ctx))
+        .select("session", pl.col("ordinal").alias("later"))
+        .join(offers.select("session", "response_ordinal"), on="session")
+        .filter(pl.col("later") > pl.col("response_ordinal"))
+        .select("response_ordinal")
+        .unique()
+    )
+    found = offers.join(continued, on="response_ordinal", how="semi").rename(
+        {"response_ordinal": "ordinal"}
+    )
+    return findings(
+        found,
+        pl.format(
+            "server answered protocolVersion {} to the proposed {}, "
+            "and the client continued with {}",
+            "agreed",
+            "proposed",
+            "agreed",
+        ),
+    )
+
+
+@rule(
+    code="LC009",
+    name="initialize-version-downgrade-inconsistent",
+    severity="error",
+    revisions=LEGACY,
+    scope="pairing",
+)
+def initialize_version_downgrade_inconsistent(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an InitializeResult that downgrades a proposal the same server accepted elsewhere.
+
+    "The same server" is the same `serverInfo` name and version, in another session of
+    the trace, answering the very same proposed version with that version.
+
+    ## Why is this bad?
+    A server that supports the requested version must answer with it. Having accepted
+    it elsewhere shows the server does support it, so the downgrade is a negotiation
+    bug that silently takes features away from the client.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "1.2"}}}
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-03-26", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "1.2"}}}
+    ```
+    (both answering a proposal of `2025-06-18`, in two sessions)
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18", "capabilities": {},
+     "serverInfo": {"name": "srv", "version": "1.2"}}}
+    ```
+
+    ## Reference
+    "If the server supports the requested protocol version, it MUST respond with the same
+    version." — basic/lifecycle.mdx#version-negotiation (2024-11-05 to 2025-11-25).
+    """
+    servers = ctx.sessions.select("session", "server_name", "server_version")
+    answered = (
+        initialize_calls(ctx)
+        .filter(
+            (pl.col("outcome") == "ok")
+            & pl.col("agreed").is_not_null()
+            & pl.col("proposed").is_not_null()
+        )
+        .join(servers, on="session")
+        .filter(pl.col("server_name").is_not_null() & pl.col("server_version").is_not_null())
+    )
+    accepted = (
+        answered.filter(pl.col("agreed") == pl.col("proposed"))
+        .group_by("server_name", "server_version", "proposed")
+        .agg(pl.col("session").first().alias("accepted_in"))
+    )
+    bad = (
+        answered.filter(pl.col("agreed") != pl.col("proposed"))
+        .join(accepted, on=["server_name", "server_version", "proposed"])
+        .rename({"response_ordinal": "ordinal"})
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} {} answered {} to the proposed {}, although it accepted {} in session {}",
+            "server_name",
+            "server_version",
+            "agreed",
+            "proposed",
+            "proposed",
+            "accepted_in",
+        ),
+    )
+
+
+@rule(
+    code="LC010", name="initialize-cancelled", severity="error", revisions=LEGACY, scope="session"
+)
+def initialize_cancelled(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a client `notifications/cancelled` whose `requestId` names the client's
+    `initialize` request.
+
+    ## Why is this bad?
+    Cancelling the handshake leaves the connection in an undefined state: the server may
+    already have committed to a version and capabilities. A client that gives up on
+    `initialize` should close the connection (and start a new one) instead.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1,
+     "reason": "timeout"}}
+    ```
+
+    Use instead: close the transport (end the stdio process, drop the HTTP session)
+    and reconnect.
+
+    ## Reference
+    "The `initialize` request MUST NOT be cancelled by clients" —
+    basic/utilities/cancellation.mdx#behavior-requirements (2024-11-05 to 2025-11-25).
+    """
+    client_requests = (
+        ctx.requests.filter(pl.col("direction") == "c2s")
+        .select(
+            "session",
+            pl.col("id").alias("cancel_id"),
+            pl.col("ordinal").alias("request_ordinal"),
+            "method",
+        )
+        .sort("request_ordinal")
+    )
+    cancels = (
+        ctx.notifications.filter(
+            (pl.col("method") == "notifications/cancelled")
+            & (pl.col("direction") == "c2s")
+            & pl.col("cancel_id").is_not_null()
+        )
+        .select("session", "ordinal", "cancel_id")
+        .sort("ordinal")
+        .join_asof(
+            client_requests,
+            left_on="ordinal",
+            right_on="request_ordinal",
+            by=["session", "cancel_id"],
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .drop("method")
+        .join(client_requests.select("request_ordinal", "method"), on="request_ordinal", how="left")
+        .filter(pl.col("method") == "initialize")
+    )
+    cancels = with_line(ctx, cancels, "request_ordinal", "request_line")
+    return findings(
+        cancels, pl.format("client cancelled its initialize request (line {})", "request_line")
+    )
+
+
+@rule(
+    code="LC011", name="ping-result-not-empty", severity="error", revisions=LEGACY, scope="pairing"
+)
+def ping_result_not_empty(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a successful response to `ping` whose `result` has members other than `_meta`.
+
+    ## Why is this bad?
+    Ping exists only to prove liveness; its answer is the empty result. Extra members
+    are not part of any schema, and peers that validate the result strictly reject
+    the response and may treat the connection as broken.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": "p1", "result": {"pong": true}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": "p1", "result": {}}
+    ```
+
+    ## Reference
+    "The receiver MUST respond promptly with an empty response:" —
+    basic/utilities/ping.mdx#behavior-requirements (2024-11-05 to 2025-11-25). Schema:
+    `EmptyResult`.
+    """
+    result = pl.col("message").str.json_path_match("$.result")
+    meta = pl.col("message").str.json_path_match("$.result._meta")
+    bad = ctx.responses.filter(
+        (pl.col("request_method") == "ping")
+        & (pl.col("kind") == "response")
+        & pl.col("parse_error").is_null()
+    ).filter(
+        result.is_not_null()
+        & (result != "{}")
+        & (meta.is_null() | (result != pl.concat_str(pl.lit('{"_meta":'), meta, pl.lit("}"))))
+    )
+    return findings(
+        bad, pl.format("ping answered with a non-empty result {}", result.str.slice(0, 80))
+    )
+
+
+@rule(
+    code="LC012",
+    name="session-revision-unknown",
+    severity="info",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def session_revision_unknown(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports a session whose protocol revision could not be determined, or is not a
+    published revision, at its first protocol message.
+
+    ## Why is this bad?
+    Most rules depend on the revision (which methods exist, which fields are required).
+    Without one only the rules that hold in every revision were applied, so the
+    session may have problems this lint did not look for. The revision comes from the
+    `initialize` handshake, the 2026 `_meta` protocol version, the `MCP-Protocol-Version`
+    header or a revision-specific feature; a capture that starts mid-session has none.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search",
+     "arguments": {}}}
+    ```
+    (first line of a capture that starts after the handshake)
+
+    Use instead: capture the session from its start (with `initialize`), or name the
+    revision with `mcptrace lint --revision 2025-11-25`.
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    ## Reference
+    "The initialization phase MUST be the first interaction between client and server."
+    — basic/lifecycle.mdx#initialization (2024-11-05 to 2025-11-25); per-request version:
+    2026-07-28 basic/index.mdx#meta. Known revisions: schema/<rev>/schema.json.
+    """
+    unknown = ctx.session_revisions.filter(
+        pl.col("revision").is_null() | ~pl.col("revision").is_in(_KNOWN)
+    )
+    first = (
+        ctx.protocol.join(unknown.select("session", "revision"), on="session")
+        .group_by("session")
+        .agg(pl.col("ordinal").min(), pl.col("revision").first())
+    )
+    return findings(
+        first,
+        pl.when(pl.col("revision").is_null())
+        .then(
+            pl.lit(
+                "the protocol revision of this session could not be determined; "
+                "only revision-independent rules were applied"
+            )
+        )
+        .otherwise(
+            pl.format(
+                'session revision "{}" is not a published MCP revision; '
+                "only revision-independent rules were applied",
+                "revision",
+            )
+        ),
+    )
+
+
+@rule(
+    code="LC013",
+    name="initialize-after-modern-reply",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def initialize_after_modern_reply(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an `initialize` request sent after the server already answered like a 2026-07-28 server.
+
+    Modern answers are a result with `resultType` (such as a `DiscoverResult`) or a
+    modern error (-32020 header mismatch, -32021 missing client capability, -32022
+    unsupported protocol version) earlier in the same session.
+
+    ## Why is this bad?
+    Falling back to the legacy handshake is only for servers that turned out to be
+    legacy. A modern server that rejected the requested version listed the versions it
+    supports; the client should retry with one of them. Sending `initialize` instead
+    gets an error or, on a dual-era server, a needlessly stateful legacy session. The
+    handshake decides the session's judged revision, so the rule applies to every
+    revision.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2027-01-01",
+     "io.modelcontextprotocol/clientCapabilities": {}}}}
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
+     "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"],
+     "requested": "2027-01-01"}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+     "io.modelcontextprotocol/clientCapabilities": {}}}}
+    ```
+
+    ## Reference
+    "Use one of the versions in its advertised `supported` list. Do not fall back to
+    `initialize`." — 2026-07-28 basic/transports/stdio.mdx#backward-compatibility.
+    """
+    modern = (
+        ctx.responses.filter(
+            (pl.col("direction") != "c2s")
+            & (
+                ((pl.col("kind") == "response") & pl.col("result_type").is_not_null())
+                | ((pl.col("kind") == "error") & pl.col("error_code").is_in(_MODERN_ERROR_CODES))
+            )
+        )
+        .group_by("session")
+        .agg(
+            pl.col("ordinal").min().alias("modern_ordinal"),
+            pl.col("error_code").sort_by("ordinal").first().alias("modern_code"),
+        )
+    )
+    again = (
+        ctx.requests.filter((pl.col("method") == "initialize") & ordered(ctx))
+        .join(modern, on="session")
+        .filter(pl.col("ordinal") > pl.col("modern_ordinal"))
+    )
+    again = with_line(ctx, again, "modern_ordinal", "modern_line")
+    evidence = (
+        pl.when(pl.col("modern_code").is_null())
+        .then(pl.lit("a result with resultType"))
+        .otherwise(pl.format("error {}", "modern_code"))
+    )
+    return findings(
+        again,
+        pl.format(
+            "initialize sent after the server answered like a 2026-07-28 server ({} at line {})",
+            evidence,
+            "modern_line",
+        ),
+    )
+
+
+@rule(
+    code="LC014",
+    name="request-before-initialized",
+    severity="warning",
+    revisions=LEGACY,
+    scope="session",
+)
+def request_before_initialized(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags the client's first request (other than `ping`) sent after a successful
+    InitializeResult but before its own, later, `notifications/initialized`.
+
+    ## Why is this bad?
+    The notification announces that the client is ready for normal operation, so
+    operation should start after it. A server that enforces the order (several SDKs
+    queue or reject requests until `initialized`) answers the early request late or
+    with an error, and the race shows up as flaky start-up. A client that never sends
+    the notification is LC003's business.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25",
+     "capabilities": {"logging": {}}, "serverInfo": {"name": "srv", "version": "2.0"}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}}
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}}
+    ```
+
+    ## Reference
+    "After successful initialization, the client MUST send an `initialized` notification
+    to indicate it is ready to begin normal operations:" — basic/lifecycle.mdx#initialization
+    (2024-11-05 to 2025-11-25); the lifecycle diagram puts it before the operation phase.
+    """
+    found = _requests_before_initialized(ctx).filter(pl.col("initialized_ordinal").is_not_null())
+    return findings(
+        found,
+        pl.format(
+            "{} sent after the InitializeResult at line {} "
+            "but before notifications/initialized (line {}){}",
+            "method",
+            "result_line",
+            "initialized_line",
+            _more_requests(),
+        ),
+    )

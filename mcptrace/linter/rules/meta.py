@@ -1,0 +1,1056 @@
+"""MT: ``_meta`` (2026 per-request protocol fields, key names, trace context) and
+version negotiation.
+
+Also home of :func:`json_tokens`, the vectorised JSON tokenizer the MT, RS, ER
+and SB rules use to walk the keys of an object or the elements of an array
+without decoding JSON row by row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import polars as pl
+
+from mcptrace import _json
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import MODERN, findings, rule, since
+from mcptrace.protocol import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    INVALID_PARAMS,
+    LATEST_REVISION,
+    LEGACY_REVISIONS,
+    LOG_LEVEL_KEY,
+    METHOD_NOT_FOUND,
+    METHODS,
+    PROTOCOL_VERSION_KEY,
+    REVISIONS,
+    SERVER_INFO_KEY,
+    is_valid_extension_id,
+    is_valid_meta_key,
+    wire_methods_in,
+)
+
+# ---------------------------------------------------------------------------
+# Shared helpers (also imported by results, errors and subscriptions)
+# ---------------------------------------------------------------------------
+
+#: One JSON token: a string literal, a structural character, or a bare scalar.
+_TOKEN = r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^{}\[\]:,"\s]+'
+
+
+def json_tokens(frame: pl.DataFrame, text: str) -> pl.DataFrame:
+    """Tokenize the JSON text in column ``text``: one row per token.
+
+    Returns ``ordinal`` (of the input row), ``row`` (input row index), ``pos``
+    (token index in the text), ``tok``, ``depth`` (containers open before the
+    token: the members of a top-level object are at depth 1), ``is_key`` (a string
+    followed by ``:``), ``value`` (for keys: the token after the colon, ``{`` or
+    ``[`` when the value is a container) and ``member`` (the depth-1 key or
+    depth-1 array element index the token belongs to, as text).
+    Rows whose text is null produce no tokens. The text must be valid JSON.
+    """
+    toks = (
+        frame.select("ordinal", pl.col(text).str.extract_all(_TOKEN).alias("tok"))
+        .with_row_index("row")
+        .explode("tok")
+        .drop_nulls("tok")
+        .with_columns(pos=pl.int_range(pl.len()).over("row"))
+    )
+    opens = pl.col("tok").is_in(["{", "["])
+    closes = pl.col("tok").is_in(["}", "]"])
+    delta = opens.cast(pl.Int32) - closes.cast(pl.Int32)
+    toks = toks.with_columns(depth=(delta.cum_sum() - delta).over("row"))
+    same_row_next = pl.col("row").shift(-1) == pl.col("row")
+    toks = toks.with_columns(
+        is_key=pl.col("tok").str.starts_with('"')
+        & same_row_next
+        & (pl.col("tok").shift(-1) == ":"),
+        value=pl.when(pl.col("row").shift(-2) == pl.col("row")).then(pl.col("tok").shift(-2)),
+    )
+    # depth-1 member: an object's key, or an array element's index
+    top_is_array = pl.col("tok").first().over("row") == "["
+    element_start = (pl.col("depth") == 1) & ~pl.col("tok").is_in([",", "]", "}"])
+    member = (
+        pl.when(top_is_array & element_start)
+        .then((element_start.cast(pl.Int32).cum_sum().over("row") - 1).cast(pl.String))
+        .when(~top_is_array & (pl.col("depth") == 1) & pl.col("is_key"))
+        .then(pl.col("tok"))
+    )
+    return toks.with_columns(member=member.forward_fill().over("row"))
+
+
+def unquote(expr: pl.Expr) -> pl.Expr:
+    """A JSON string token without its quotes (escapes other than ``\\/`` kept)."""
+    return (
+        expr.str.strip_prefix('"').str.strip_suffix('"').str.replace_all(r"\\/", "/", literal=True)
+    )
+
+
+def path(p: str) -> pl.Expr:
+    """The value at JSON path ``p`` of the message (text; objects as compact JSON)."""
+    return pl.col("message").str.json_path_match(p)
+
+
+def content(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows whose message body is available (not reconstructed or damaged)."""
+    return frame.filter(pl.col("parse_error").is_null())
+
+
+def _meta_key(key: str, where: str = "params") -> str:
+    return f'$.{where}._meta["{key}"]'
+
+
+# Methods a 2026 client never sends with modern `_meta`: the legacy handshake and
+# other methods the revision removed (a legacy fallback; other rules judge them),
+# and the embedded input requests that only travel inside InputRequiredResult.
+_LEGACY_ONLY = frozenset().union(*(wire_methods_in(r) for r in LEGACY_REVISIONS)) - wire_methods_in(
+    "2026-07-28"
+)
+_EMBEDDED = frozenset(m for m, spec in METHODS["2026-07-28"].items() if spec.embedded)
+_NOT_MODERN_CLIENT_REQUESTS = sorted(_LEGACY_ONLY | _EMBEDDED)
+
+_LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+def _modern_client_requests(ctx: LintContext) -> pl.DataFrame:
+    """Requests of 2026 sessions that are client requests needing the 2026 `_meta`."""
+    return content(ctx.requests).filter(
+        pl.col("modern"),
+        pl.col("direction") != "s2c",
+        ~pl.col("method").is_in(_NOT_MODERN_CLIENT_REQUESTS),
+    )
+
+
+def _required_meta_problems(ctx: LintContext) -> pl.DataFrame:
+    """Modern client requests lacking a required `_meta` field, with ``problem``."""
+    # cheap pass first: a string protocol version in `_meta` (loader column) and a
+    # capabilities object somewhere; only the other requests are parsed
+    caps_object = rf'"{re.escape(CLIENT_CAPABILITIES_KEY)}"\s*:\s*\{{'
+    suspects = _modern_client_requests(ctx).filter(
+        pl.col("protocol_version").is_null() | ~pl.col("message").str.contains(caps_object)
+    )
+    reqs = suspects.with_columns(
+        _meta=path("$.params._meta"),
+        _pv=path(_meta_key(PROTOCOL_VERSION_KEY)),
+        _caps=path(_meta_key(CLIENT_CAPABILITIES_KEY)),
+    )
+    pv, caps = PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY
+    parts = pl.concat_list(
+        pl.when(pl.col("_pv").is_null()).then(pl.lit(f"lacks {pv}")),
+        pl.when(pl.col("_pv").is_not_null() & pl.col("protocol_version").is_null()).then(
+            pl.lit(f"has a non-string {pv}")
+        ),
+        pl.when(pl.col("_caps").is_null()).then(pl.lit(f"lacks {caps}")),
+        pl.when(pl.col("_caps").is_not_null() & ~pl.col("_caps").str.starts_with("{")).then(
+            pl.lit(f"has a non-object {caps}")
+        ),
+    ).list.drop_nulls()
+    problem = (
+        pl.when(pl.col("_meta").is_null())
+        .then(pl.lit(f"has no params._meta (it needs {pv} and {caps})"))
+        .otherwise(parts.list.join(" and "))
+    )
+    return reqs.with_columns(problem=problem).filter(pl.col("problem") != "")
+
+
+# ---------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------
+
+
+@rule(
+    code="MT001",
+    name="request-meta-missing-required-field",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def request_meta_missing_required_field(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 client requests whose `params._meta` lacks
+    `io.modelcontextprotocol/protocolVersion` or `io.modelcontextprotocol/clientCapabilities`
+    (or carries them with the wrong JSON type).
+
+    ## Why is this bad?
+    A 2026 server keeps no connection state: each request must say which protocol
+    version it speaks and which client capabilities apply to it. Without them the
+    server cannot process the request and must reject it with -32602. Even
+    `tools/list`, which has no other parameters, needs `params._meta`.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+      "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "Client requests carry the following `io.modelcontextprotocol/*` fields in `_meta`;
+    fields marked as required MUST be included on every request." —
+    docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28). Schema:
+    `RequestParams`, `RequestMetaObject`.
+    """
+    bad = _required_meta_problems(ctx)
+    return findings(bad, pl.format("request {} {}", "method", "problem"))
+
+
+@rule(
+    code="MT002",
+    name="malformed-request-not-rejected",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def malformed_request_not_rejected(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags the server's response to a 2026 request that lacks a required `_meta` field
+    when the response is a success result or an error other than -32602.
+
+    ## Why is this bad?
+    A request without its protocol version or client capabilities is malformed. A
+    server that still serves it is guessing the version and capabilities (often from
+    earlier requests, which the stateless 2026 protocol forbids), and a client cannot
+    tell its mistake from any other failure unless the server answers -32602.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public"}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "error": {"code": -32602, "message": "Missing io.modelcontextprotocol/protocolVersion"}
+    }
+    ```
+
+    ## Reference
+    "A request missing any required field is malformed; the server MUST reject it with
+    JSON-RPC error code `-32602` (Invalid params)." —
+    docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28).
+    """
+    bad = _required_meta_problems(ctx).select(
+        request_ordinal="ordinal", request_line="line", method="method", problem="problem"
+    )
+    answered = ctx.calls.filter(pl.col("response_ordinal").is_not_null()).select(
+        "request_ordinal", ordinal="response_ordinal"
+    )
+    resp = ctx.messages.select("ordinal", "kind", "error_code")
+    out = (
+        bad.join(answered, on="request_ordinal")
+        .join(resp, on="ordinal")
+        .filter(
+            (pl.col("kind") == "response")
+            | ((pl.col("kind") == "error") & (pl.col("error_code").fill_null(0) != INVALID_PARAMS))
+        )
+    )
+    how = (
+        pl.when(pl.col("kind") == "response")
+        .then(pl.lit("a success result"))
+        .otherwise(
+            pl.format(
+                "error {}",
+                pl.col("error_code").cast(pl.String).fill_null("without an integer code"),
+            )
+        )
+    )
+    msg = pl.format(
+        "answered the {} request at line {}, which {}, with {} instead of error -32602",
+        "method",
+        "request_line",
+        "problem",
+        how,
+    )
+    return findings(out, msg)
+
+
+@rule(
+    code="MT003",
+    name="unknown-protocol-version",
+    severity="info",
+    revisions=MODERN,
+    scope="message",
+)
+def unknown_protocol_version(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 requests whose `_meta` `io.modelcontextprotocol/protocolVersion` is not a
+    published MCP revision.
+
+    ## Why is this bad?
+    It is not forbidden to ask for a version the server may not know (the server then
+    answers -32022 with the versions it supports), but a version string that no
+    revision defines usually means a typo, a date format mistake or a client built on
+    a draft. Published revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
+    2026-07-28.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-7-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "Every request declares the protocol version it is using in its `_meta` field." —
+    docs/specification/2026-07-28/basic/versioning.mdx#protocol-version-negotiation
+    (2026-07-28).
+    """
+    bad = _modern_client_requests(ctx).filter(
+        pl.col("protocol_version").is_not_null()
+        & ~pl.col("protocol_version").is_in(list(REVISIONS))
+    )
+    return findings(
+        bad,
+        pl.format(
+            'request {} declares protocol version "{}", which is not a published MCP revision',
+            "method",
+            "protocol_version",
+        ),
+    )
+
+
+@rule(
+    code="MT004",
+    name="request-missing-client-info",
+    severity="warning",
+    revisions=MODERN,
+    scope="message",
+)
+def request_missing_client_info(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 client requests whose `_meta` has no `io.modelcontextprotocol/clientInfo`.
+    Requests with no `_meta` at all are left to MT001.
+
+    ## Why is this bad?
+    With no handshake, `clientInfo` on each request is the only way a server (and its
+    logs) can tell which client software sent it; debugging and support depend on it.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": {"name": "my-client", "version": "1.2.0"}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "Clients SHOULD include `io.modelcontextprotocol/clientInfo` on every request unless
+    specifically configured not to do so." — docs/specification/2026-07-28/basic/index.mdx#meta
+    (2026-07-28).
+    """
+    suspects = _modern_client_requests(ctx).filter(
+        ~pl.col("message").str.contains(CLIENT_INFO_KEY, literal=True)
+    )
+    bad = suspects.filter(
+        path("$.params._meta").is_not_null() & path(_meta_key(CLIENT_INFO_KEY)).is_null()
+    )
+    return findings(
+        bad, pl.format("request {} carries no {} in _meta", "method", pl.lit(CLIENT_INFO_KEY))
+    )
+
+
+@rule(
+    code="MT005",
+    name="result-missing-server-info",
+    severity="warning",
+    revisions=MODERN,
+    scope="session",
+)
+def result_missing_server_info(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 results without `io.modelcontextprotocol/serverInfo` in `result._meta`,
+    in sessions where the server does include it on other results.
+
+    A server that never sends `serverInfo` is taken to be configured not to (the
+    specification's own response examples omit it), so only inconsistent servers are
+    flagged.
+
+    ## Why is this bad?
+    Without a handshake, `serverInfo` on each result is how a client (and its logs)
+    identifies the server software behind a response, for instance behind a load
+    balancer. A server that sends it on some results but not others leaves gaps
+    exactly where identification is needed.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "weather", "version": "3.0.0"}}
+      }
+    }
+    {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "content": []}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2,
+      "result": {
+        "resultType": "complete", "content": [],
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "weather", "version": "3.0.0"}}
+      }
+    }
+    ```
+
+    ## Reference
+    "Servers SHOULD include the following `io.modelcontextprotocol/*` field in every
+    result's `_meta`, unless specifically configured not to do so, to identify themselves
+    without relying on any prior connection state:" —
+    docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28). Schema:
+    `ResultMetaObject`.
+    """
+    results = (
+        content(ctx.messages)
+        .filter(pl.col("modern"), pl.col("kind") == "response", pl.col("direction") != "c2s")
+        .with_columns(_has=pl.col("message").str.contains(SERVER_INFO_KEY, literal=True))
+    )
+    bad = results.filter(~pl.col("_has") & pl.col("_has").any().over("session"))
+    return findings(
+        bad,
+        pl.lit(
+            f"result carries no {SERVER_INFO_KEY} in _meta although other results of this server do"
+        ),
+    )
+
+
+@rule(
+    code="MT006",
+    name="unsupported-version-error-malformed",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def unsupported_version_error_malformed(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags -32022 (UnsupportedProtocolVersion) errors whose `error.data` lacks the
+    `supported` list of version strings or the `requested` version string, or lists the
+    requested version as supported.
+
+    ## Why is this bad?
+    The client picks the version to retry with from `data.supported`; without it the
+    client can only give up or guess. An error that names the requested version as
+    supported contradicts itself.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "error": {"code": -32022, "message": "Unsupported protocol version"}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "error": {
+        "code": -32022, "message": "Unsupported protocol version",
+        "data": {"supported": ["2026-07-28"], "requested": "1900-01-01"}
+      }
+    }
+    ```
+
+    ## Reference
+    "If the server does not implement the requested version (...), it MUST respond with
+    an `UnsupportedProtocolVersionError` listing the versions it does support:" —
+    docs/specification/2026-07-28/basic/versioning.mdx#protocol-version-negotiation
+    (2026-07-28). Schema: `UnsupportedProtocolVersionError`.
+    """
+    string_list = r'^\[(?:"(?:[^"\\]|\\.)*"(?:,"(?:[^"\\]|\\.)*")*)?\]$'
+    errs = (
+        content(ctx.messages)
+        .filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32022)
+        .with_columns(
+            _data=path("$.error.data"),
+            _sup=path("$.error.data.supported"),
+            _req=path("$.error.data.requested"),
+        )
+        .with_columns(_req_is_str=pl.col("_data").str.contains(r'"requested":"'))
+    )
+    parts = pl.concat_list(
+        pl.when(pl.col("_sup").is_null()).then(pl.lit("has no data.supported")),
+        pl.when(pl.col("_sup").is_not_null() & ~pl.col("_sup").str.contains(string_list)).then(
+            pl.lit("has a data.supported that is not a list of strings")
+        ),
+        pl.when(pl.col("_req").is_null()).then(pl.lit("has no data.requested")),
+        pl.when(pl.col("_req").is_not_null() & ~pl.col("_req_is_str")).then(
+            pl.lit("has a data.requested that is not a string")
+        ),
+        pl.when(
+            pl.col("_req_is_str")
+            & pl.col("_sup").str.contains(pl.format('"{}"', pl.col("_req")), literal=True)
+        ).then(pl.format('lists the requested version "{}" as supported', pl.col("_req"))),
+    ).list.drop_nulls()
+    problem = (
+        pl.when(pl.col("_data").is_null())
+        .then(pl.lit("has no data (it needs data.supported and data.requested)"))
+        .otherwise(parts.list.join(" and "))
+    )
+    bad = errs.with_columns(problem=problem).filter(pl.col("problem") != "")
+    return findings(bad, pl.format("UnsupportedProtocolVersion error {}", "problem"))
+
+
+@rule(
+    code="MT007",
+    name="version-retry-not-from-supported",
+    severity="warning",
+    revisions=MODERN,
+    scope="session",
+)
+def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a client retry after a -32022 error that uses a protocol version the error did not
+    list as supported.
+
+    The retry is the client's next request of the same method and target after the
+    UnsupportedProtocolVersion error; its `_meta` protocol version must be one of
+    `data.supported`.
+
+    ## Why is this bad?
+    The server has just said which versions it accepts; a retry with any other version
+    (often the same rejected one) can only fail again, and a client looping on it
+    floods the server.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "error": {
+        "code": -32022, "message": "Unsupported protocol version",
+        "data": {"supported": ["2026-07-28"], "requested": "2027-01-01"}
+      }
+    }
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2027-01-01",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "The client SHOULD select a mutually supported version from the `supported` list and
+    retry the request, or surface an error to the user if no compatible version exists." —
+    docs/specification/2026-07-28/basic/versioning.mdx#protocol-version-negotiation
+    (2026-07-28).
+    """
+    target = ctx.messages.select(request_ordinal="ordinal", _target="target")
+    errs = (
+        content(ctx.responses)
+        .filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32022)
+        .filter(pl.col("request_method").is_not_null())
+        .with_columns(_sup=path("$.error.data.supported"))
+        .filter(pl.col("_sup").str.starts_with("["))
+        .join(target, on="request_ordinal", how="left")
+        .select(
+            "session",
+            "_sup",
+            error_ordinal="ordinal",
+            error_line="line",
+            method="request_method",
+            _tkey=pl.col("_target").fill_null(""),
+        )
+        .sort("error_ordinal")
+    )
+    reqs = (
+        _modern_client_requests(ctx)
+        .select(
+            "ordinal", "session", "method", "protocol_version", _tkey=pl.col("target").fill_null("")
+        )
+        .sort("ordinal")
+    )
+    retry = errs.join_asof(
+        reqs,
+        left_on="error_ordinal",
+        right_on="ordinal",
+        by=["session", "method", "_tkey"],
+        strategy="forward",
+        check_sortedness=False,
+    )
+    bad = retry.filter(
+        pl.col("ordinal").is_not_null()
+        & pl.col("protocol_version").is_not_null()
+        & ~pl.col("_sup").str.contains(pl.format('"{}"', pl.col("protocol_version")), literal=True)
+    )
+    return findings(
+        bad,
+        pl.format(
+            'request retried with protocol version "{}", which the -32022 error at line {} '
+            "did not list (supported: {})",
+            "protocol_version",
+            "error_line",
+            "_sup",
+        ),
+    )
+
+
+@rule(
+    code="MT008",
+    name="server-discover-not-implemented",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def server_discover_not_implemented(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a -32601 (method not found) answer to `server/discover` from a server that
+    otherwise answers in the 2026-07-28 style (some result of the session carries
+    `resultType`).
+
+    A legacy server legitimately answers -32601 to a dual-era client's probe; that is
+    how the client learns to fall back to `initialize`, so servers showing no 2026
+    result are not flagged.
+
+    ## Why is this bad?
+    `server/discover` is how clients learn a 2026 server's versions and capabilities; a
+    modern server that lacks it looks like a legacy server to probing clients, which then
+    fall back to the `initialize` handshake it may not support.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": "d1", "method": "server/discover",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    {"jsonrpc": "2.0", "id": "d1", "error": {"code": -32601, "message": "Method not found"}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": "d1",
+      "result": {
+        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}}, "ttlMs": 3600000, "cacheScope": "public"
+      }
+    }
+    ```
+
+    ## Reference
+    "Servers MUST implement `server/discover`." —
+    docs/specification/2026-07-28/basic/versioning.mdx#protocol-version-negotiation
+    (2026-07-28).
+    """
+    resp = ctx.responses.filter(pl.col("modern"))
+    modern_server = resp.filter(pl.col("result_type").is_not_null()).select("session").unique()
+    bad = resp.filter(
+        (pl.col("kind") == "error")
+        & (pl.col("error_code") == METHOD_NOT_FOUND)
+        & (pl.col("request_method") == "server/discover")
+    ).join(modern_server, on="session", how="semi")
+    return findings(bad, "server answered server/discover with -32601 (method not found)")
+
+
+@rule(
+    code="MT009",
+    name="invalid-log-level-accepted",
+    severity="warning",
+    revisions=MODERN,
+    scope="pairing",
+)
+def invalid_log_level_accepted(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a success result to a 2026 request whose `_meta`
+    `io.modelcontextprotocol/logLevel` is not one of the eight log levels.
+
+    ## Why is this bad?
+    A server that silently accepts `"verbose"` or `"WARN"` leaves the client believing
+    it set a log level when nothing will be logged as it expects; rejecting the request
+    with -32602 makes the client's mistake visible.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+      "params": {
+        "name": "fetch",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/logLevel": "verbose"
+        }
+      }
+    }
+    {"jsonrpc": "2.0", "id": 4, "result": {"resultType": "complete", "content": []}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "Invalid log level: verbose"}}
+    ```
+
+    ## Reference
+    "If the `io.modelcontextprotocol/logLevel` value carried in a request's `_meta` is not
+    a recognized log level, the server SHOULD reject that request with a standard JSON-RPC
+    error:" — docs/specification/2026-07-28/server/utilities/logging.mdx#error-handling
+    (2026-07-28). Levels: schema `LoggingLevel`.
+    """
+    reqs = (
+        _modern_client_requests(ctx)
+        .filter(pl.col("message").str.contains(LOG_LEVEL_KEY, literal=True))
+        .with_columns(_level=path(_meta_key(LOG_LEVEL_KEY)))
+        .filter(pl.col("_level").is_not_null() & ~pl.col("_level").is_in(_LOG_LEVELS))
+        .select(request_ordinal="ordinal", request_line="line", _level="_level")
+    )
+    bad = ctx.responses.filter(pl.col("kind") == "response").join(reqs, on="request_ordinal")
+    return findings(
+        bad,
+        pl.format(
+            'server accepted the request at line {} although its logLevel "{}" is not a log level',
+            "request_line",
+            "_level",
+        ),
+    )
+
+
+def _top_level_keys(frame: pl.DataFrame, text: str) -> pl.DataFrame:
+    """ordinal, key (unquoted) for the members of the JSON object in column ``text``."""
+    toks = json_tokens(frame, text)
+    return toks.filter(pl.col("is_key") & (pl.col("depth") == 1)).select(
+        "ordinal", "tok", key=unquote(pl.col("tok"))
+    )
+
+
+def _invalid_keys(keys: pl.DataFrame, valid: Callable[[str], bool]) -> pl.DataFrame:
+    """Rows of ``keys`` (with a ``tok`` column) whose decoded key fails ``valid``."""
+    distinct = keys.select("tok").unique()
+    verdict = []
+    for tok in distinct["tok"].to_list():  # distinct key names, not rows
+        try:
+            name = _json.loads(tok)
+        except _json.JSONDecodeError:
+            name = tok
+        verdict.append(isinstance(name, str) and valid(name))
+    table = distinct.with_columns(_ok=pl.Series(verdict, dtype=pl.Boolean))
+    return keys.join(table, on="tok").filter(~pl.col("_ok"))
+
+
+@rule(code="MT010", name="extension-id-format", severity="error", revisions=MODERN, scope="message")
+def extension_id_format(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `capabilities.extensions` keys that are not prefixed `_meta`-style names, such as
+    `tasks` for `io.modelcontextprotocol/tasks`.
+
+    Both the client's map (in `_meta` `io.modelcontextprotocol/clientCapabilities`) and the
+    server's (in the `server/discover` result) are checked.
+
+    ## Why is this bad?
+    Extension identifiers are namespaced so that independent vendors cannot collide; a
+    bare name cannot be matched by the peer against the extensions it knows, so the
+    extension is silently not negotiated.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"extensions": {"tasks": {}}}, "ttlMs": 0, "cacheScope": "public"
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}, "ttlMs": 0,
+        "cacheScope": "public"
+      }
+    }
+    ```
+
+    ## Reference
+    "Extension identifiers MUST follow the `_meta` key naming rules, with a mandatory
+    prefix." — docs/specification/2026-07-28/basic/versioning.mdx#extension-negotiation
+    (2026-07-28). Schema: `ClientCapabilities.extensions`, `ServerCapabilities.extensions`.
+    """
+    rows = (
+        content(ctx.protocol)
+        .filter(pl.col("modern"), pl.col("message").str.contains('"extensions"', literal=True))
+        .with_columns(
+            _ext=pl.coalesce(
+                path(f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"].extensions'),
+                path("$.result.capabilities.extensions"),
+            )
+        )
+        .filter(pl.col("_ext").str.starts_with("{"))
+    )
+    bad = _invalid_keys(_top_level_keys(rows, "_ext"), is_valid_extension_id)
+    per_msg = bad.group_by("ordinal").agg(
+        pl.col("key").unique(maintain_order=True).str.join('", "')
+    )
+    return findings(
+        per_msg,
+        pl.format(
+            'extension identifier "{}" lacks a valid prefix/name form such as io.example/name',
+            "key",
+        ),
+    )
+
+
+# A string followed by `:` whose text is NOT a valid `_meta` key name (and is not
+# `_meta`): the complement of the key grammar (see mcptrace.protocol.meta), written as
+# the ways a key can fail it. Used only to pick messages worth tokenizing.
+_BAD_KEY_TEXT = "|".join(
+    [
+        r'[^"]*[^A-Za-z0-9._/\-"][^"]*',  # a character the grammar never allows
+        r'[^"]*/[^"]*/[^"]*',  # two slashes
+        # name without prefix starting with `.`, `-` or `_` (but not `_meta` itself)
+        r'(?:[.\-][^"/]*|_(?:|[^m"/][^"/]*|m(?:|[^e"/][^"/]*|e(?:|[^t"/][^"/]*'
+        r'|t(?:|[^a"/][^"/]*|a[^"/]+)))))',
+        r'[^"]*[._\-]',  # name ending in `.`, `_` or `-`
+        r'[^"]*/[._\-][^"]*',  # name after the prefix starting with `.`, `_` or `-`
+        r'[^"/]*_[^"/]*/[^"]*',  # `_` in the prefix
+        r'(?:[0-9._\-][^"/]*)?/[^"]*',  # empty prefix, or prefix not starting with a letter
+        r'[^"/]*\.(?:[^A-Za-z"/][^"/]*)?/[^"]*',  # a prefix label not starting with a letter
+        r'[^"/]*-(?:\.[^"/]*)?/[^"]*',  # a prefix label ending in `-`
+    ]
+)
+_BAD_KEY = rf'"(?:{_BAD_KEY_TEXT})"\s*:'
+
+
+def _meta_keys_grammar_ok(key: str) -> bool:
+    return is_valid_meta_key(key, LATEST_REVISION)
+
+
+@rule(
+    code="MT011",
+    name="meta-key-format",
+    severity="error",
+    revisions=since("2025-06-18"),
+    scope="message",
+)
+def meta_key_format(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `_meta` keys whose name breaks the key grammar of 2025-06-18 and later.
+
+    A key is an optional prefix of dot-separated labels ending in `/`, then a name that
+    starts and ends with a letter or digit. Every `_meta` object of a message is checked:
+    params, results, tools, resources, content blocks.
+
+    ## Why is this bad?
+    The grammar is what keeps vendor keys (`com.example/trace`) apart from keys MCP
+    reserves (`io.modelcontextprotocol/...`); keys such as `my key`, `-flag` or
+    `example.com:id` cannot be classified and may be rejected by strict peers.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {"name": "x", "_meta": {"-bad key-": 1}}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {"name": "x", "_meta": {"com.example/bad-key": 1}}
+    }
+    ```
+
+    ## Reference
+    "Key name format: valid `_meta` key names have two segments: an optional prefix, and a
+    name." — docs/specification/2026-07-28/basic/index.mdx#meta (2025-06-18 and later;
+    `#_meta` under "General fields" in 2025-06-18).
+    """
+    # Cheap prefilter: from the first `_meta` on, some string followed by `:` is not a
+    # valid key name (or is `_meta`'s own key); only those few messages are tokenized.
+    rows = (
+        content(ctx.protocol)
+        .filter(pl.col("revision").is_in(list(since("2025-06-18"))) | pl.col("modern"))
+        .filter(pl.col("message").str.contains('"_meta"', literal=True))
+    )
+    tail = pl.col("message").str.replace(r'(?s)^.*?"_meta"', "")
+    rows = rows.filter(tail.str.contains(_BAD_KEY))
+    toks = json_tokens(rows, "message")
+    # the key that owns each object: `"_meta"` `:` `{`
+    opener = pl.col("tok").is_in(["{", "["])
+    owner_is_meta = (
+        (pl.col("tok") == "{")
+        & (pl.col("tok").shift(2).over("row") == '"_meta"')
+        & (pl.col("tok").shift(1).over("row") == ":")
+    )
+    toks = toks.with_columns(
+        _lvl=pl.when(opener).then(pl.col("depth") + 1).otherwise(pl.col("depth")),
+        _in_meta=pl.when(opener).then(owner_is_meta),
+    ).with_columns(_in_meta=pl.col("_in_meta").forward_fill().over("row", "_lvl"))
+    keys = toks.filter(pl.col("is_key") & pl.col("_in_meta").fill_null(False)).select(
+        "ordinal", "tok", key=unquote(pl.col("tok"))
+    )
+    bad = _invalid_keys(keys, _meta_keys_grammar_ok)
+    per_msg = bad.group_by("ordinal").agg(
+        pl.col("key").unique(maintain_order=True).str.join('", "')
+    )
+    return findings(per_msg, pl.format('_meta key not in the key name format: "{}"', "key"))
+
+
+# W3C Trace Context level 1: version-traceid-parentid-flags, lowercase hex; version ff is
+# invalid, all-zero ids are invalid; versions above 00 may append fields.
+_TRACEPARENT = r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-[^\s]*)?$"
+_TS_KEY = r"(?:[a-z0-9][_0-9a-z*/-]{0,255}|[a-z0-9][_0-9a-z*/-]{0,240}@[a-z][_0-9a-z*/-]{0,13})"
+_TS_VALUE = r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]"
+_TS_MEMBER = rf"(?:[ \t]*{_TS_KEY}={_TS_VALUE}[ \t]*|[ \t]*)"
+_TRACESTATE = rf"^{_TS_MEMBER}(?:,{_TS_MEMBER}){{0,31}}$"
+
+
+@rule(
+    code="MT012", name="trace-context-format", severity="error", revisions=MODERN, scope="message"
+)
+def trace_context_format(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `traceparent` and `tracestate` values in `_meta` that do not follow the W3C Trace
+    Context formats.
+
+    `traceparent` is `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lowercase, with
+    ids not all zero; `tracestate` is up to 32 comma-separated `key=value` members. Only
+    `params._meta` and `result._meta` are checked; `baggage` is not.
+
+    ## Why is this bad?
+    These keys are unprefixed only so that OpenTelemetry tooling can read them as they
+    are; a malformed value breaks trace propagation, and W3C parsers discard it (and may
+    restart the trace), so spans no longer join up across client and server.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "get_weather",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "traceparent": "0af7651916cd43dd8448eb211c80319c"
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "get_weather",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "traceparent": "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "When present, their values MUST follow W3C Trace Context and W3C Baggage formats
+    respectively." — docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28).
+    """
+    rows = (
+        content(ctx.protocol)
+        .filter(pl.col("modern"), pl.col("message").str.contains('"trace(?:parent|state)"'))
+        .with_columns(
+            _tp=pl.coalesce(path("$.params._meta.traceparent"), path("$.result._meta.traceparent")),
+            _ts=pl.coalesce(path("$.params._meta.tracestate"), path("$.result._meta.tracestate")),
+        )
+    )
+    tp_bad = pl.col("_tp").is_not_null() & (
+        ~pl.col("_tp").str.contains(_TRACEPARENT)
+        | pl.col("_tp").str.starts_with("ff-")
+        | (pl.col("_tp").str.starts_with("00-") & (pl.col("_tp").str.len_chars() != 55))
+        | (pl.col("_tp").str.slice(3, 32) == "0" * 32)
+        | (pl.col("_tp").str.slice(36, 16) == "0" * 16)
+    )
+    ts_bad = pl.col("_ts").is_not_null() & ~pl.col("_ts").str.contains(_TRACESTATE)
+    bad = rows.filter(tp_bad | ts_bad)
+    msg = (
+        pl.when(tp_bad)
+        .then(pl.format('traceparent "{}" is not a W3C Trace Context traceparent', "_tp"))
+        .otherwise(pl.format('tracestate "{}" is not a W3C Trace Context tracestate', "_ts"))
+    )
+    return findings(bad, msg)

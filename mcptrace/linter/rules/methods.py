@@ -1,0 +1,480 @@
+"""MD: methods and directions per revision, the 2026 one-way request rule, deprecations.
+
+The catalogue in :mod:`mcptrace.protocol` says, per revision, which methods exist as
+JSON-RPC messages, whether each is a request or a notification, and which way it
+travels. These rules compare every request and notification with it.
+
+A request is judged by the session's revision, except a non-``initialize`` request
+that carries its own published revision in the 2026 ``_meta`` protocol version: a
+dual-era client's modern probe (``server/discover`` before falling back to
+``initialize``) is judged by the revision it names. Objects without a ``jsonrpc``
+member are not JSON-RPC messages (JR rules report them); they are also the shape
+of 2026 embedded input requests when a capture logs one alone, so the method and
+direction rules leave them out.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+from mcptrace.protocol import METHODS, REVISIONS, revisions_of
+
+_KNOWN = pl.Series(list(REVISIONS), dtype=pl.String)
+_META = "io.modelcontextprotocol"
+
+
+@cache
+def _wire() -> pl.DataFrame:
+    """judge, method, spec_kind, directions: every wire method of every revision."""
+    rows = [
+        (rev, name, spec.kind, sorted(spec.directions))
+        for rev, table in METHODS.items()
+        for name, spec in table.items()
+        if not spec.embedded
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "judge": pl.String,
+            "method": pl.String,
+            "spec_kind": pl.String,
+            "directions": pl.List(pl.String),
+        },
+        orient="row",
+    )
+
+
+@cache
+def _defined_in() -> dict[str, str]:
+    """method -> the revisions that define it as a JSON-RPC message, as text."""
+    names = {name for table in METHODS.values() for name in table}
+    out = {}
+    for name in sorted(names):
+        revs = revisions_of(name)
+        out[name] = ", ".join(revs) if revs else "none (only embedded in input_required results)"
+    return out
+
+
+@cache
+def _every_method() -> pl.Series:
+    return pl.Series(
+        sorted({name for table in METHODS.values() for name in table}), dtype=pl.String
+    )
+
+
+def times(column: str) -> pl.Expr:
+    """``once`` or ``N times`` for a count column."""
+    return (
+        pl.when(pl.col(column) == 1).then(pl.lit("once")).otherwise(pl.format("{} times", column))
+    )
+
+
+def _judged(ctx: LintContext) -> pl.DataFrame:
+    """Requests and notifications with a readable body and a ``jsonrpc`` member, plus
+    ``judge``: the revision each is judged by (see the module docstring)."""
+    own = (
+        (pl.col("kind") == "request")
+        & (pl.col("method") != "initialize")
+        & pl.col("protocol_version").is_in(_KNOWN)
+    )
+    # A substring test is enough: a stray "jsonrpc" inside params only means the row is judged.
+    return (
+        ctx.messages.filter(
+            pl.col("kind").is_in(["request", "notification"])
+            & pl.col("method").is_not_null()
+            & pl.col("parse_error").is_null()
+            & pl.col("message").str.contains('"jsonrpc"', literal=True)
+        )
+        .select(
+            "ordinal",
+            "session",
+            "kind",
+            "method",
+            "direction",
+            "id",
+            "revision",
+            "protocol_version",
+        )
+        .with_columns(
+            judge=pl.when(own).then(pl.col("protocol_version")).otherwise(pl.col("revision"))
+        )
+    )
+
+
+def _server_request_in_modern() -> pl.Expr:
+    """A server-sent request judged by 2026-07-28: MD004 reports every one of them."""
+    return (
+        (pl.col("judge") >= "2026-07-28")
+        & (pl.col("kind") == "request")
+        & (pl.col("direction") == "s2c")
+    )
+
+
+@rule(
+    code="MD001",
+    name="method-not-in-revision",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def method_not_in_revision(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a request or notification whose MCP method does not exist in the session's revision.
+
+    Examples: `ping`, `initialize`, `logging/setLevel`, `resources/subscribe` or
+    `tasks/get` in a 2026-07-28 session; `server/discover` or `subscriptions/listen`
+    before 2026-07-28; `elicitation/create` before 2025-06-18. Methods no revision
+    defines are MD002's business; server requests in 2026-07-28 are MD004's.
+
+    ## Why is this bad?
+    The peer implements the revision that was negotiated. A method from another
+    revision is at best answered with -32601 (Method not found) and at worst
+    interpreted with different semantics; it usually means one side is built against
+    a different revision than the one it announced.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "ping",
+     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+     "io.modelcontextprotocol/clientCapabilities": {}}}}
+    ```
+    (in a 2026-07-28 session, which has no `ping`)
+
+    Use instead: a method of the revision, e.g. a cheap cacheable request:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+     "io.modelcontextprotocol/clientCapabilities": {}}}}
+    ```
+
+    ## Reference
+    "The full specification of the protocol is defined as a TypeScript schema." —
+    docs/specification/2026-07-28/basic/index.mdx#schema; the methods of each revision
+    are the `ClientRequest`, `ServerRequest`, `ClientNotification` and
+    `ServerNotification` unions of schema/<rev>/schema.json (all revisions).
+    """
+    rows = (
+        _judged(ctx)
+        .filter(pl.col("method").is_in(_every_method()) & pl.col("judge").is_in(_KNOWN))
+        .filter(~_server_request_in_modern())
+        .join(_wire().select("judge", "method"), on=["judge", "method"], how="anti")
+    )
+    return findings(
+        rows,
+        pl.format(
+            "{} is not a method of revision {} (defined in: {})",
+            "method",
+            "judge",
+            pl.col("method").replace_strict(_defined_in(), default=""),
+        ),
+    )
+
+
+@rule(
+    code="MD002", name="non-mcp-method", severity="info", revisions=ALL_REVISIONS, scope="session"
+)
+def non_mcp_method(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports, once per session and method, a request or notification method that no MCP
+    revision defines.
+
+    ## Why is this bad?
+    Custom or vendor methods are legal JSON-RPC, but they are not MCP: a peer that
+    does not know them answers -32601 (Method not found) or drops the notification.
+    It is informational; a misspelled standard method (`tools/lists`,
+    `notification/initialized`) shows up here too.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/lists"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "The full specification of the protocol is defined as a TypeScript schema." —
+    docs/specification/2026-07-28/basic/index.mdx#schema (every revision's
+    schema/<rev>/schema.json lists its methods).
+    """
+    rows = (
+        ctx.messages.filter(
+            pl.col("kind").is_in(["request", "notification"])
+            & pl.col("method").is_not_null()
+            & ~pl.col("method").is_in(_every_method())
+        )
+        .sort("ordinal")
+        .group_by("session", "method")
+        .agg(pl.col("ordinal").first(), pl.len().alias("uses"))
+    )
+    return findings(
+        rows,
+        pl.format(
+            'method "{}" is not defined by any MCP revision (used {} in this session)',
+            "method",
+            times("uses"),
+        ),
+    )
+
+
+@rule(
+    code="MD003",
+    name="method-wrong-direction",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def method_wrong_direction(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a request or notification sent in a direction its revision does not allow.
+
+    Examples: a server sending `tools/call`, a client sending
+    `notifications/tools/list_changed`, or, in 2026-07-28, a client sending
+    `notifications/progress`. Rows of unknown direction are skipped.
+
+    ## Why is this bad?
+    Each method belongs to one side's vocabulary (the client and server request and
+    notification unions of the schema). The receiver has no handler for a method it
+    is supposed to send itself, and answers -32601 or ignores it; often the capture's
+    directions are swapped, or one peer confuses its role.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}
+    ```
+    (sent by the server)
+
+    Use instead: only the client calls tools; a server asks the client with its own
+    methods, e.g.
+    ```json
+    {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}
+    ```
+
+    ## Reference
+    "Requests are sent from the client to the server or vice versa, to initiate an
+    operation." — docs/specification/2025-11-25/basic/index.mdx#requests; the directions
+    are the schema.json unions (`ClientRequest`, `ServerRequest`, `ClientNotification`,
+    `ServerNotification`) of every revision.
+    """
+    rows = (
+        _judged(ctx)
+        .filter(pl.col("direction").is_in(["c2s", "s2c"]) & ~_server_request_in_modern())
+        .join(_wire(), on=["judge", "method"])
+        .filter(~pl.col("directions").list.contains(pl.col("direction").cast(pl.String)))
+    )
+    side = {"c2s": "client to server", "s2c": "server to client"}
+    return findings(
+        rows,
+        pl.format(
+            "{} sent {}; in {} it only travels {}",
+            "method",
+            pl.col("direction").cast(pl.String).replace_strict(side),
+            "judge",
+            pl.col("directions").list.first().replace_strict(side),
+        ),
+    )
+
+
+@rule(
+    code="MD004",
+    name="server-request-in-modern",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def server_request_in_modern(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags any JSON-RPC request sent by the server in a 2026-07-28 session.
+
+    ## Why is this bad?
+    The 2026 protocol is one-way: only clients send requests. A server that needs input
+    (elicitation, sampling, roots) returns an `input_required` result with
+    `inputRequests`, and the client retries. A modern client has no handler for
+    server requests, so `ping`, `roots/list` or `sampling/createMessage` from the
+    server will never be answered.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {"messages": [],
+     "maxTokens": 10}}
+    ```
+
+    Use instead: ask inside the result of the client's request
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "result": {"resultType": "input_required",
+     "inputRequests": {"s1": {"method": "sampling/createMessage", "params": {"messages": [],
+     "maxTokens": 10}}}}}
+    ```
+
+    ## Reference
+    "Servers MUST NOT initiate JSON-RPC requests, and clients do not send JSON-RPC
+    responses." — docs/specification/2026-07-28/basic/patterns/index.mdx (2026-07-28).
+    """
+    rows = ctx.requests.filter(pl.col("direction") == "s2c")
+    return findings(
+        rows,
+        pl.format("server sent a {} request; 2026-07-28 servers never send requests", "method"),
+    )
+
+
+@rule(
+    code="MD005",
+    name="client-response-in-modern",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def client_response_in_modern(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a JSON-RPC response or error sent by the client in a 2026-07-28 session.
+
+    ## Why is this bad?
+    In 2026-07-28 servers never send requests, so there is nothing for a client to
+    answer: input for the server travels in `inputResponses` of a retried request.
+    A client response means the client still runs the legacy request/response
+    pattern, or answers a server request that should not exist.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}
+    ```
+
+    Use instead: send the answer in the retry of the original request
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "scan",
+     "inputResponses": {"s1": {"roots": []}},
+     "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+     "io.modelcontextprotocol/clientCapabilities": {"roots": {}}}}}
+    ```
+
+    ## Reference
+    "The client MUST NOT write JSON-RPC _responses_." —
+    docs/specification/2026-07-28/basic/transports/stdio.mdx#sending-messages (2026-07-28;
+    streamable-http.mdx#sending-messages says the same for HTTP).
+    """
+    rows = ctx.messages.filter(
+        pl.col("kind").is_in(["response", "error"]) & (pl.col("direction") == "c2s")
+    )
+    return findings(
+        rows,
+        pl.format(
+            "client sent a JSON-RPC {} (id {}); 2026-07-28 clients never respond",
+            "kind",
+            pl.col("id").fill_null("null"),
+        ),
+    )
+
+
+@rule(
+    code="MD006", name="deprecated-feature-used", severity="info", revisions=MODERN, scope="session"
+)
+def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports, once per session and feature, the first use of a feature deprecated in 2026-07-28.
+
+    Detected uses: Logging (`notifications/message`, the `io.modelcontextprotocol/logLevel`
+    request `_meta`), Roots and Sampling (`roots/list`, `sampling/createMessage` in
+    `inputRequests`) and `includeContext: "thisServer"`/`"allServers"` in sampling.
+
+    ## Why is this bad?
+    Deprecated features still work but are scheduled for removal (earliest in the first
+    revision after 2027-07-28): new implementations should not adopt them and existing
+    ones should migrate, e.g. log to stderr or OpenTelemetry, pass directories as tool
+    parameters, call the LLM provider directly.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info",
+     "data": "indexing"}}
+    ```
+
+    Use instead: write the log line to stderr (stdio) or emit an OpenTelemetry span event.
+
+    ## Reference
+    "A Deprecated feature remains part of the specification but is scheduled for removal:
+    new implementations SHOULD NOT adopt it, and existing implementations SHOULD migrate
+    before the feature's earliest removal." — docs/specification/2026-07-28/deprecated.mdx
+    (2026-07-28).
+    """
+    inputs = pl.col("message").str.json_path_match("$.result.inputRequests")
+    input_required = ctx.responses.filter(
+        (pl.col("result_type") == "input_required") & pl.col("parse_error").is_null()
+    ).with_columns(_inputs=inputs)
+    uses = [
+        ctx.notifications.filter(
+            (pl.col("method") == "notifications/message") & (pl.col("direction") != "c2s")
+        ).with_columns(feature=pl.lit("Logging (notifications/message)")),
+        ctx.requests.filter(
+            pl.col("message")
+            .str.json_path_match(f'$.params._meta["{_META}/logLevel"]')
+            .is_not_null()
+        ).with_columns(feature=pl.lit(f"Logging ({_META}/logLevel)")),
+        input_required.filter(
+            pl.col("_inputs").str.contains(r'"method":"roots/list"')
+        ).with_columns(feature=pl.lit("Roots (roots/list input request)")),
+        input_required.filter(
+            pl.col("_inputs").str.contains(r'"method":"sampling/createMessage"')
+        ).with_columns(feature=pl.lit("Sampling (sampling/createMessage input request)")),
+        input_required.filter(
+            pl.col("_inputs").str.contains(r'"includeContext":"(thisServer|allServers)"')
+        ).with_columns(feature=pl.lit('sampling includeContext "thisServer"/"allServers"')),
+    ]
+    rows = (
+        pl.concat([u.select("session", "ordinal", "feature") for u in uses])
+        .sort("ordinal")
+        .group_by("session", "feature")
+        .agg(pl.col("ordinal").first(), pl.len().alias("uses"))
+    )
+    return findings(
+        rows, pl.format("uses deprecated {} (used {} in this session)", "feature", times("uses"))
+    )
+
+
+@rule(
+    code="MD007",
+    name="request-method-without-id",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def request_method_without_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a message that names a request method (such as `tools/list`) but has no `id`.
+
+    The opposite, a notification method sent with an `id`, is JR005's business.
+
+    ## Why is this bad?
+    Without an `id` the message is a notification, and notifications are never
+    answered: the receiver either ignores it or performs the operation with no way to
+    return the result, and the sender waits for an answer that cannot come.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "method": "tools/list"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
+    ```
+
+    ## Reference
+    "Requests MUST include a string or integer ID." —
+    docs/specification/2025-11-25/basic/index.mdx#requests (all revisions;
+    basic/messages.mdx#requests in 2024-11-05). Schema: `JSONRPCRequest`.
+    """
+    rows = (
+        _judged(ctx)
+        .filter(pl.col("kind") == "notification")
+        .join(_wire().select("judge", "method", "spec_kind"), on=["judge", "method"])
+        .filter(pl.col("spec_kind") == "request")
+    )
+    return findings(
+        rows, pl.format("{} is a request in {} but was sent without an id", "method", "judge")
+    )

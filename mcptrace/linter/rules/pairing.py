@@ -1,0 +1,477 @@
+"""PR: pairing requests with responses (id reuse, orphan and duplicate responses,
+unanswered requests).
+
+Rules here read the calls table, where pairing is already done per session and per
+direction of the request: client-issued and server-issued ids are separate spaces,
+and `5` and `"5"` are different ids. Requests and responses of unknown direction
+draw no finding, and neither do notifications that wrongly carry an id (JR005).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, rule
+from mcptrace.linter.rules.envelope import is_notification_method
+
+_KEY = ["session", "direction", "id"]
+#: requests the protocol answers only when they end: never "unanswered"
+_LONG_LIVED = ("subscriptions/listen",)
+#: error codes about a request whose id could not be read
+_UNREADABLE_CODES = (-32700, -32600)
+_FLIP = {"c2s": "s2c", "s2c": "c2s"}
+#: by the direction of a request: who received it, who sent it
+_PEER_NAME = {"c2s": "server", "s2c": "client"}
+_SENDER_NAME = {"c2s": "client", "s2c": "server"}
+#: in-flight packing: (end ordinal << 31) | request ordinal, both below 2**31
+_SHIFT = 2**31
+_OPEN = _SHIFT - 1
+
+
+def _issued(ctx: LintContext) -> pl.DataFrame:
+    """Calls of real requests with a usable id and a known direction, by request order."""
+    return ctx.calls.filter(
+        pl.col("request_ordinal").is_not_null()
+        & (pl.col("direction") != "unknown")
+        & pl.col("id").is_not_null()
+        & (pl.col("id_type") != "null")
+        & ~is_notification_method().fill_null(False)
+    ).sort("request_ordinal")
+
+
+def _lines(ctx: LintContext, ordinal: str, line: str) -> pl.DataFrame:
+    """ordinal -> line, renamed for joining."""
+    return ctx.messages.select(pl.col("ordinal").alias(ordinal), pl.col("line").alias(line))
+
+
+@rule(code="PR001", name="request-id-reused", severity="error", revisions=LEGACY, scope="session")
+def request_id_reused(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a request whose id its sender already used for an earlier request in the same
+    session, even if that request was answered long ago.
+
+    Client-issued and server-issued ids are counted separately, and `5` and `"5"` are
+    different ids.
+
+    ## Why is this bad?
+    Before 2026-07-28 an id names one request for the whole session. Peers that log,
+    cancel or correlate progress by id (and late responses to a timed-out request) get
+    attributed to the wrong request when an id comes back.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+    {"jsonrpc": "2.0", "id": 7, "result": {"tools": []}}
+    {"jsonrpc": "2.0", "id": 7, "method": "prompts/list"}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 8, "method": "prompts/list"}
+    ```
+
+    ## Reference
+    "The request ID MUST NOT have been previously used by the requestor within the same
+    session." — basic/index.mdx#requests (2025-03-26 to 2025-11-25;
+    basic/messages.mdx#requests in 2024-11-05).
+    """
+    req = _issued(ctx).with_columns(
+        _first=pl.col("request_line").first().over(_KEY),
+        _first_ordinal=pl.col("request_ordinal").first().over(_KEY),
+    )
+    bad = req.filter(pl.col("request_ordinal") != pl.col("_first_ordinal")).rename(
+        {"request_ordinal": "ordinal"}
+    )
+    message = pl.format(
+        "request {} reuses id {}, first used by this sender at line {}", "method", "id", "_first"
+    )
+    return findings(bad, message)
+
+
+@rule(
+    code="PR002",
+    name="request-id-reused-in-flight",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def request_id_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a request whose id equals the id of an earlier request of the same sender that
+    has not been answered yet: its response comes later in the capture, or never.
+
+    Reusing an id after its response arrived is allowed in this revision. A request
+    cancelled but never answered counts as still in flight.
+
+    ## Why is this bad?
+    The response carries only the id. With two requests in flight under one id the
+    requester cannot tell which one a response answers, and one of the two callers gets
+    the other's result.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "a", "_meta": {…}}}
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": {…}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": {…}}}
+    ```
+
+    ## Reference
+    "The request ID MUST NOT match the ID of any other request the sender has issued and
+    not yet received a response for." — basic/index.mdx#requests (2026-07-28).
+    """
+    req = _issued(ctx).filter(
+        ~pl.col("session").is_in(list(ctx.trace.unordered_sessions))
+        & pl.struct(_KEY).is_duplicated()
+    )
+    # the earlier request with this id that ends last, packed so cum_max finds it
+    end = pl.col("response_ordinal").fill_null(_OPEN)
+    packed = end * _SHIFT + pl.col("request_ordinal")
+    blocker = packed.shift(1).cum_max().over(_KEY)
+    req = req.with_columns(_blocker=blocker)
+    bad = req.filter((pl.col("_blocker") // _SHIFT) > pl.col("request_ordinal")).with_columns(
+        _earlier=pl.col("_blocker") % _SHIFT,
+        _answered=(pl.col("_blocker") // _SHIFT).replace(_OPEN, None),
+    )
+    bad = bad.join(_lines(ctx, "_earlier", "_earlier_line"), on="_earlier", how="left").join(
+        _lines(ctx, "_answered", "_answered_line"), on="_answered", how="left"
+    )
+    when = (
+        pl.when(pl.col("_answered_line").is_null())
+        .then(pl.lit("never answered"))
+        .otherwise(pl.format("answered only at line {}", "_answered_line"))
+    )
+    message = pl.format(
+        "request {} reuses id {} while the request at line {} is still in flight ({})",
+        "method",
+        "id",
+        "_earlier_line",
+        when,
+    )
+    return findings(bad.rename({"request_ordinal": "ordinal"}), message)
+
+
+def _orphans(ctx: LintContext, duplicate: bool) -> pl.DataFrame:
+    """Orphan responses (of a known direction) with their message row's kind."""
+    calls = ctx.calls.filter(
+        (pl.col("outcome") == "orphan")
+        & (pl.col("duplicate").fill_null(False) == duplicate)
+        & (pl.col("direction") != "unknown")
+    )
+    kinds = ctx.messages.select(response_ordinal="ordinal", kind="kind")
+    return calls.join(kinds, on="response_ordinal", how="left")
+
+
+@rule(
+    code="PR003",
+    name="response-without-request",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def response_without_request(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags responses whose id matches no earlier request sent the other way in the same
+    session, including success responses without an id.
+
+    Error responses without an id are left to PR005 (they are allowed for unreadable
+    requests); second responses to one request are PR004.
+
+    ## Why is this bad?
+    A response answers exactly one request and carries that request's id. A response with
+    an unknown id is dropped by the receiver, so the request it was meant for waits
+    forever; often it points at an id rewritten by a proxy or a counter mix-up.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    {"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+    ```
+
+    ## Reference
+    "Result responses MUST include the same ID as the request they correspond to." —
+    basic/index.mdx#result-responses (2025-11-25 and later; "Responses MUST include the
+    same ID as the request they correspond to." in basic/index.mdx#responses of 2025-03-26
+    and 2025-06-18 and basic/messages.mdx#responses of 2024-11-05).
+    """
+    orphans = _orphans(ctx, duplicate=False)
+    no_id = pl.col("id").is_null() | (pl.col("id_type") == "null")
+    bad = orphans.filter(~(no_id & (pl.col("kind") == "error"))).rename(
+        {"response_ordinal": "ordinal"}
+    )
+    what = pl.when(pl.col("kind") == "error").then(pl.lit("error")).otherwise(pl.lit("response"))
+    message = (
+        pl.when(pl.col("id").is_null())
+        .then(pl.format("{} has no id, so it answers no request", what))
+        .otherwise(
+            pl.format(
+                "{} to id {} matches no earlier request from the {}",
+                what,
+                "id",
+                pl.col("direction").cast(pl.String).replace_strict(_SENDER_NAME, default="peer"),
+            )
+        )
+    )
+    return findings(bad, message)
+
+
+@rule(
+    code="PR004",
+    name="duplicate-response",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def duplicate_response(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a second (or later) response to a request that was already answered.
+
+    ## Why is this bad?
+    A request gets exactly one response. The extra one reaches a requester that has
+    already completed the request: it is dropped at best, and at worst it is taken as the
+    answer to a later request that reused the id.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_weather"}}
+    {"jsonrpc": "2.0", "id": 3, "result": {"content": []}}
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "Internal error"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "result": {"content": []}}
+    ```
+    and nothing more for id 3.
+
+    ## Reference
+    "Responses MUST include the same ID as the request they correspond to." —
+    basic/index.mdx#responses (2025-03-26, 2025-06-18; basic/messages.mdx#responses in
+    2024-11-05; #result-responses and #error-responses from 2025-11-25): each response
+    corresponds to one request, and JSON-RPC 2.0 answers a request with one response.
+    """
+    dups = _orphans(ctx, duplicate=True).sort("response_ordinal")
+    answered = (
+        ctx.calls.filter(
+            pl.col("request_ordinal").is_not_null() & pl.col("response_ordinal").is_not_null()
+        )
+        .select(*_KEY, "request_line", "response_line", _answer="response_ordinal")
+        .sort("_answer")
+    )
+    found = dups.join_asof(
+        answered,
+        left_on="response_ordinal",
+        right_on="_answer",
+        by=_KEY,
+        strategy="backward",
+        check_sortedness=False,
+    ).rename({"response_ordinal": "ordinal"})
+    message = pl.format(
+        "another response to the request at line {} (id {}), already answered at line {}",
+        pl.col("request_line_right"),
+        "id",
+        pl.col("response_line_right"),
+    )
+    return findings(found, message)
+
+
+@rule(
+    code="PR005",
+    name="error-without-id",
+    severity="error",
+    revisions=("2025-11-25", "2026-07-28"),
+    scope="pairing",
+)
+def error_without_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags error responses with no `id` (absent or `null`) whose code says the request was
+    read: anything but -32700 (Parse error) and -32600 (Invalid Request).
+
+    ## Why is this bad?
+    Only an error about a request too malformed to read its id may go without one. Any
+    other error (method not found, invalid params, internal error) concerns a request whose
+    id the server knew; without it the requester cannot tell which call failed, and that
+    call never completes.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}}
+    {"jsonrpc": "2.0", "error": {"code": -32602, "message": "Unknown tool: nope"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "Unknown tool: nope"}}
+    ```
+
+    ## Reference
+    "Error responses MUST include the same ID as the request they correspond to (except in
+    error cases where the ID could not be read due a malformed request)." —
+    basic/index.mdx#error-responses (2025-11-25, 2026-07-28). Earlier schemas require `id`
+    on every `JSONRPCError`.
+    """
+    bad = ctx.messages.filter(
+        (pl.col("kind") == "error")
+        & pl.col("parse_error").is_null()
+        & (pl.col("id").is_null() | (pl.col("id_type") == "null"))
+        & pl.col("error_code").is_not_null()
+        & ~pl.col("error_code").is_in(_UNREADABLE_CODES)
+    )
+    message = pl.format(
+        "error {} has no id, although only errors about unreadable requests "
+        "(-32700, -32600) may omit it",
+        "error_code",
+    )
+    return findings(bad, message)
+
+
+def _unanswered(ctx: LintContext) -> pl.DataFrame:
+    """Unanswered, uncancelled requests with ``_peer_last``: the ordinal of the last
+    JSON-RPC message the receiver sent in the session (null when it sent none), and
+    ``_unordered`` for sessions whose two directions cannot be ordered."""
+    calls = _issued(ctx).filter(
+        (pl.col("outcome") == "unanswered") & ~pl.col("method").is_in(_LONG_LIVED)
+    )
+    peer = (
+        ctx.protocol.filter(pl.col("direction") != "unknown")
+        .group_by("session", "direction")
+        .agg(_peer_last=pl.col("ordinal").max())
+        .select(
+            "session",
+            pl.col("direction").cast(pl.String).replace_strict(_FLIP).alias("_requester"),
+            "_peer_last",
+        )
+    )
+    return (
+        calls.with_columns(_requester=pl.col("direction").cast(pl.String))
+        .join(peer, on=["session", "_requester"], how="left")
+        .with_columns(
+            _unordered=pl.col("session").is_in(list(ctx.trace.unordered_sessions)),
+            _peer=pl.col("_requester").replace_strict(_PEER_NAME),
+        )
+    )
+
+
+@rule(
+    code="PR006",
+    name="unanswered-request",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def unanswered_request(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags requests that never got a response although the receiver kept sending messages
+    after them, and that the sender never cancelled.
+
+    Requests answered only when they end (`subscriptions/listen`) are not flagged;
+    requests followed by nothing from the receiver are PR007.
+
+    ## Why is this bad?
+    The receiver is alive but lost or ignored the request, and the sender neither got an
+    answer nor gave up on it with a cancellation: a caller hangs, a tool call silently never
+    happens. Every request is owed a result or an error.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "slow_report"}}
+    {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}
+    {"jsonrpc": "2.0", "id": 6, "result": {"tools": []}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "error": {"code": -32603, "message": "Report failed"}}
+    ```
+    or, from the requester after its timeout,
+    `{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}`.
+
+    ## Reference
+    "Responses are sent in reply to requests, containing the result or error of the
+    operation." — basic/index.mdx#responses (2025-03-26 and later). "When the request has
+    not received a success or error response within the timeout period, the sender SHOULD
+    issue a cancellation notification for that request and stop waiting for a response." —
+    basic/lifecycle.mdx#timeouts (2025-03-26 to 2025-11-25; basic/patterns/cancellation.mdx
+    #timeouts in 2026-07-28, where closing the HTTP response stream also cancels).
+    """
+    rows = _unanswered(ctx).filter(
+        ~pl.col("_unordered") & (pl.col("_peer_last") > pl.col("request_ordinal"))
+    )
+    message = pl.format(
+        "request {} id {} was never answered, although the {} kept sending messages",
+        "method",
+        "id",
+        "_peer",
+    )
+    return findings(rows.rename({"request_ordinal": "ordinal"}), message)
+
+
+@rule(
+    code="PR007",
+    name="unanswered-at-end-of-capture",
+    severity="info",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def unanswered_at_end_of_capture(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports requests without a response after which the receiver sent nothing more in the
+    session: the capture (or the receiver) ended while they were pending.
+
+    Cancelled requests and `subscriptions/listen` are not reported.
+
+    ## Why is this bad?
+    Often harmless (the capture was stopped mid-call), but it is also what a crashed or
+    hung server looks like: check whether the receiver died on this request.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "get_forecast"}}
+    ```
+    (end of capture)
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "Sunny"}]}}
+    ```
+    before the session ends, or a `notifications/cancelled` for id 9 from the requester.
+
+    ## Reference
+    "Responses are sent in reply to requests, containing the result or error of the
+    operation." — basic/index.mdx#responses (2025-03-26 and later;
+    basic/messages.mdx#responses in 2024-11-05).
+    """
+    rows = _unanswered(ctx).filter(
+        pl.col("_unordered")
+        | pl.col("_peer_last").is_null()
+        | (pl.col("_peer_last") < pl.col("request_ordinal"))
+    )
+    message = (
+        pl.when(pl.col("_unordered"))
+        .then(
+            pl.format(
+                "request {} id {} has no response in the capture (the two per-direction "
+                "files cannot be ordered)",
+                "method",
+                "id",
+            )
+        )
+        .otherwise(
+            pl.format(
+                "request {} id {} unanswered at end of capture: the {} sent nothing after it",
+                "method",
+                "id",
+                "_peer",
+            )
+        )
+    )
+    return findings(rows.rename({"request_ordinal": "ordinal"}), message)

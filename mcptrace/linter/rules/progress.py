@@ -1,0 +1,436 @@
+"""PG: progress notifications (token type, token lifetime, increasing progress).
+
+A progress token lives from the request that carries it in `_meta.progressToken`
+to that request's response. `notifications/progress` travel the other way: in
+legacy revisions either side may ask for progress, in 2026-07-28 only the client.
+Each notification is attributed to the latest earlier request of the peer, in the
+same session, that carried its token (a token may be reused once its request is
+done). Where a capture cannot order the two directions against each other
+(per-direction stdio files), any request of the session counts as earlier, and
+tokens used by several requests are left alone.
+
+Race tolerance (PG005): a notification that follows the response of its request
+is not reported when both are elements of the same line (a batch), or when both
+have timestamps no more than 1 ms apart: at that granularity the capture cannot
+say which was written first. Without timestamps the capture order decides.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, findings, rule
+
+_PROGRESS = "notifications/progress"
+#: a notification this close after the response is a race, not a violation
+_RACE = timedelta(milliseconds=1)
+#: end of an unanswered request's lifetime: after every ordinal
+_OPEN_END = 1 << 62
+
+
+def _token_requests(ctx: LintContext) -> pl.DataFrame:
+    """Requests carrying `_meta.progressToken`, with their first response (if any)."""
+    answers = ctx.calls.filter(pl.col("request_ordinal").is_not_null()).select(
+        "request_ordinal", "response_ordinal", "response_ts", "response_source", "response_line"
+    )
+    requests = ctx.requests.filter(pl.col("progress_token").is_not_null())
+    # 2025-11-25 task-augmented requests keep their token until the task ends; parse only
+    # the few messages that mention a task
+    tasks = requests.filter(pl.col("message").str.contains('"task"', literal=True)).select(
+        request_ordinal="ordinal",
+        task=pl.col("message").str.json_path_match("$.params.task").is_not_null(),
+    )
+    return (
+        requests.select(
+            "session",
+            pl.col("direction").cast(pl.String).alias("request_direction"),
+            token="progress_token",
+            request_ordinal="ordinal",
+            request_line="line",
+        )
+        .join(tasks, on="request_ordinal", how="left")
+        .with_columns(pl.col("task").fill_null(False))
+        .join(answers, on="request_ordinal", how="left")
+    )
+
+
+def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
+    """Every readable `notifications/progress` with the request its token belongs to.
+
+    Columns of the notification (session, direction, ordinal, line, source, ts,
+    token, modern, message) plus those of :func:`_token_requests` (null when no
+    earlier request of the peer carried the token) and ``ambiguous`` (unordered
+    session where several requests used the token).
+    """
+    progress = ctx.notifications.filter(
+        (pl.col("method") == _PROGRESS)
+        & pl.col("progress_token").is_not_null()
+        & pl.col("parse_error").is_null()
+    ).select(
+        "session",
+        pl.col("direction").cast(pl.String),
+        "ordinal",
+        "line",
+        "source",
+        "ts",
+        "modern",
+        "message",
+        token="progress_token",
+    )
+    requests = _token_requests(ctx)
+    unordered = list(ctx.trace.unordered_sessions)
+    requests = requests.with_columns(
+        _at=pl.when(pl.col("session").is_in(unordered)).then(-1).otherwise("request_ordinal"),
+        ambiguous=pl.col("session").is_in(unordered)
+        & (pl.len().over("session", "request_direction", "token") > 1),
+    )
+    # `_dir`: the direction a notification for this request may travel. A request or a
+    # notification of unknown direction may belong to either side.
+    known = pl.col("request_direction") != "unknown"
+    keyed = pl.concat(
+        [
+            requests.filter(known).with_columns(
+                _dir=pl.col("request_direction").replace_strict({"c2s": "s2c", "s2c": "c2s"})
+            ),
+            requests.with_columns(_dir=pl.lit("unknown")),
+            requests.filter(~known).with_columns(_dir=pl.lit("c2s")),
+            requests.filter(~known).with_columns(_dir=pl.lit("s2c")),
+        ]
+    ).sort("_at")
+    return (
+        progress.with_columns(_dir=pl.col("direction"))
+        .sort("ordinal")
+        .join_asof(
+            keyed,
+            left_on="ordinal",
+            right_on="_at",
+            by=["session", "_dir", "token"],
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .drop("_dir", "_at")
+    )
+
+
+def _token_type(token: pl.Expr) -> pl.Expr:
+    """JSON type name of a token given as JSON text."""
+    first = token.str.slice(0, 1)
+    return (
+        pl.when(first == "{")
+        .then(pl.lit("object"))
+        .when(first == "[")
+        .then(pl.lit("array"))
+        .when(token.is_in(["true", "false"]))
+        .then(pl.lit("boolean"))
+        .when(token == "null")
+        .then(pl.lit("null"))
+        .otherwise(pl.lit("number"))
+    )
+
+
+@rule(
+    code="PG001",
+    name="progress-token-wrong-type",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def progress_token_wrong_type(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `progressToken` (in a request's `_meta` or in `notifications/progress`)
+    that is not a string or an integer: a fraction, a boolean, null, an object or an array.
+
+    ## Why is this bad?
+    Both sides key their progress handlers by token. A token of another type is
+    rejected by schema-validating peers, and one that round-trips through a JSON
+    library as a different value (`1.0` read back as `1`) never finds its handler.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "build", "_meta": {"progressToken": {"t": 1}}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "build", "_meta": {"progressToken": "build-1"}}}
+    ```
+
+    ## Reference
+    "Progress tokens MUST be a string or integer value" —
+    basic/patterns/progress.mdx#progress-flow (2026-07-28; basic/utilities/progress.mdx
+    in earlier revisions). Schema: `ProgressToken` (all revisions).
+    """
+    token = pl.col("progress_token")
+    bad = ctx.messages.filter(
+        pl.col("kind").is_in(["request", "notification"])
+        & token.is_not_null()
+        & pl.col("parse_error").is_null()
+        & ~token.str.starts_with('"')
+        & ~token.str.contains(r"^-?\d+$")
+    )
+    return findings(
+        bad,
+        pl.format(
+            "progressToken {} is a JSON {}, not a string or integer", token, _token_type(token)
+        ),
+    )
+
+
+@rule(
+    code="PG002",
+    name="progress-token-reused-in-flight",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a request whose `_meta.progressToken` is already carried by another request
+    of the same sender that has not been answered yet.
+
+    ## Why is this bad?
+    A progress notification names only the token. With two active requests sharing
+    it, the receiver cannot tell which operation advanced, and the first response
+    unregisters the handler the other request still needs. Reusing a token after
+    its request completed is fine; this rule only looks at overlapping requests.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a",
+     "_meta": {"progressToken": "p"}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b",
+     "_meta": {"progressToken": "p"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a",
+     "_meta": {"progressToken": "p1"}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b",
+     "_meta": {"progressToken": "p2"}}}
+    ```
+
+    ## Reference
+    "Progress tokens can be chosen by the client using any means, but MUST be unique
+    across all active requests." — basic/patterns/progress.mdx#progress-flow (2026-07-28;
+    earlier revisions, basic/utilities/progress.mdx, say "chosen by the sender").
+    """
+    unordered = list(ctx.trace.unordered_sessions)
+    key = ["session", "request_direction", "token"]
+    requests = (
+        _token_requests(ctx)
+        # the lifetime spans both directions: it needs a common order, and a known sender
+        .filter((pl.col("request_direction") != "unknown") & ~pl.col("session").is_in(unordered))
+        .sort("request_ordinal")
+        .with_columns(
+            _end=pl.coalesce("response_ordinal", pl.lit(_OPEN_END) + pl.col("request_ordinal"))
+        )
+        .with_columns(_open=pl.col("_end").cum_max().shift(1).over(key))
+    )
+    holders = requests.select(*key, _open="_end", holder_line="request_line")
+    bad = (
+        requests.filter(pl.col("_open") > pl.col("request_ordinal"))
+        .join(holders, on=[*key, "_open"], how="left")
+        .rename({"request_ordinal": "ordinal"})
+    )
+    return findings(
+        bad,
+        pl.format(
+            "progressToken {} is already used by the request at line {}, which is still in flight",
+            "token",
+            "holder_line",
+        ),
+    )
+
+
+@rule(
+    code="PG003",
+    name="progress-for-unknown-token",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/progress` whose `progressToken` was not carried by any earlier
+    request of the peer in the same session (tokens `5` and `"5"` differ).
+
+    ## Why is this bad?
+    Progress may only be reported for a token the other side handed out with a request.
+    A notification for an unknown token (a typo, a token invented by the server, the
+    other side's token, or one sent before its request) is dropped by the receiver,
+    so the user sees no progress.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "search",
+     "_meta": {"progressToken": "search-4"}}}
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "search-5",
+     "progress": 1}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "search",
+     "_meta": {"progressToken": "search-4"}}}
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "search-4",
+     "progress": 1}}
+    ```
+
+    ## Reference
+    "Progress notifications MUST only reference tokens that: Were provided in an active
+    request" — basic/patterns/progress.mdx#behavior-requirements (2026-07-28;
+    basic/utilities/progress.mdx#behavior-requirements in earlier revisions).
+    """
+    progress = _attributed_progress(ctx)
+    # client-to-server progress in 2026-07-28 is a wrong direction: the MD family's finding
+    unknown = progress.filter(
+        pl.col("request_ordinal").is_null() & ~(pl.col("modern") & (pl.col("direction") == "c2s"))
+    )
+    sender = (
+        pl.when(pl.col("direction") == "unknown")
+        .then(pl.lit("in this session"))
+        .otherwise(pl.lit("from the other side"))
+    )
+    return findings(
+        unknown,
+        pl.format(
+            "progress notification for token {}, which no earlier request {} carried",
+            "token",
+            sender,
+        ),
+    )
+
+
+@rule(
+    code="PG004",
+    name="progress-not-increasing",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/progress` whose `progress` value is not greater than the
+    previous notification's for the same request (same token, same request instance).
+
+    ## Why is this bad?
+    `progress` must grow with every notification, even when `total` is unknown: that
+    is the only way a client can show the operation is advancing. A value that repeats
+    or goes back makes progress bars jump backwards, and a client that resets its
+    timeout on progress may wait forever on a server that is stuck.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p",
+     "progress": 50, "total": 100}}
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p",
+     "progress": 50, "total": 100}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p",
+     "progress": 50, "total": 100}}
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p",
+     "progress": 75, "total": 100}}
+    ```
+
+    ## Reference
+    "The `progress` value MUST increase with each notification, even if the total is
+    unknown." — basic/patterns/progress.mdx#progress-flow (2026-07-28;
+    basic/utilities/progress.mdx#progress-flow in earlier revisions).
+    """
+    progress = _attributed_progress(ctx).filter(
+        pl.col("request_ordinal").is_not_null() & ~pl.col("ambiguous")
+    )
+    text = pl.col("message").str.json_path_match("$.params.progress")
+    ranked = (
+        progress.with_columns(value_text=text)
+        .with_columns(value=pl.col("value_text").cast(pl.Float64, strict=False))
+        .filter(pl.col("value").is_not_null())
+        .sort("ordinal")
+        .with_columns(
+            prev=pl.col("value").shift(1).over("request_ordinal"),
+            prev_text=pl.col("value_text").shift(1).over("request_ordinal"),
+            prev_line=pl.col("line").shift(1).over("request_ordinal"),
+        )
+    )
+    bad = ranked.filter(pl.col("value") <= pl.col("prev"))
+    return findings(
+        bad,
+        pl.format(
+            "progress {} for token {} does not increase on the previous notification (line {}: {})",
+            "value_text",
+            "token",
+            "prev_line",
+            "prev_text",
+        ),
+    )
+
+
+@rule(
+    code="PG005",
+    name="progress-after-completion",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def progress_after_completion(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/progress` sent after the response to the request that carried
+    its token.
+
+    A notification in the same batch line as the response, or within 1 ms of
+    it (when both have timestamps), is treated as a race and not reported. 2025-11-25
+    task-augmented requests are skipped: their token lives until the task ends.
+
+    ## Why is this bad?
+    Once the response is out the token is dead: the receiver has dropped its handler,
+    so late progress is noise at best, and at worst is attributed to a new request that
+    reused the token.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p1",
+     "progress": 100}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p1",
+     "progress": 100}}
+    {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    ```
+
+    ## Reference
+    "Progress notifications MUST stop after completion" —
+    basic/patterns/progress.mdx#implementation-notes (2026-07-28;
+    basic/utilities/progress.mdx#implementation-notes in earlier revisions).
+    """
+    progress = _attributed_progress(ctx)
+    same_line = (pl.col("response_source") == pl.col("source")) & (
+        pl.col("response_line") == pl.col("line")
+    )
+    close = ((pl.col("ts") - pl.col("response_ts")) <= _RACE).fill_null(False)
+    late = progress.filter(
+        (pl.col("response_ordinal") < pl.col("ordinal"))
+        & ~pl.col("ambiguous")
+        & ~pl.col("task")
+        & ~same_line
+        & ~close
+    )
+    return findings(
+        late,
+        pl.format(
+            "progress notification for token {} after the response to its request (line {})",
+            "token",
+            "response_line",
+        ),
+    )

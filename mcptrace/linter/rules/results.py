@@ -1,0 +1,891 @@
+"""RS: results -- 2026 ``resultType``, multi round-trip requests (MRTR), caching hints,
+and the size of completion results.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import polars as pl
+
+from mcptrace.linter.context import LintContext
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+from mcptrace.linter.rules.meta import content, json_tokens, path, unquote
+from mcptrace.protocol import (
+    CACHEABLE_METHODS,
+    CLIENT_CAPABILITIES_KEY,
+    METHODS,
+    MRTR_METHODS,
+    RESULT_TYPE_COMPLETE,
+    RESULT_TYPE_INPUT_REQUIRED,
+    RESULT_TYPES,
+)
+
+#: Methods an ``inputRequests`` value may carry (2026 ``InputRequest``).
+_INPUT_METHODS = sorted(m for m, spec in METHODS["2026-07-28"].items() if spec.embedded)
+_MRTR = sorted(MRTR_METHODS)
+
+
+def _modern_results(ctx: LintContext) -> pl.DataFrame:
+    """Success responses of 2026 sessions sent by the server (or of unknown direction)."""
+    return content(ctx.responses).filter(
+        pl.col("modern"), pl.col("kind") == "response", pl.col("direction") != "c2s"
+    )
+
+
+@rule(
+    code="RS001",
+    name="result-missing-result-type",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def result_missing_result_type(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 success responses whose `result` object has no `resultType`.
+
+    ## Why is this bad?
+    `resultType` tells the client how to read the result: a final answer (`complete`) or
+    a request for more input (`input_required`). Clients treat a missing value as
+    `complete` only for the sake of legacy servers, so a 2026 server that omits it
+    makes its input requests look like final answers.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {"resultType": "complete", "content": [{"type": "text", "text": "hi"}]}
+    }
+    ```
+
+    ## Reference
+    "The `result` MUST include a `resultType` field to indicate the type of the result." —
+    docs/specification/2026-07-28/basic/index.mdx#result-responses (2026-07-28). Schema:
+    `Result.resultType` (required).
+    """
+    rows = _modern_results(ctx).filter(pl.col("result_type").is_null())
+    bad = rows.filter(path("$.result.resultType").is_null() & path("$.result").str.starts_with("{"))
+    what = pl.when(pl.col("request_method").is_not_null()).then(
+        pl.format("{} result has no resultType", "request_method")
+    )
+    return findings(bad, what.otherwise(pl.lit("result has no resultType")))
+
+
+@rule(code="RS002", name="unknown-result-type", severity="error", revisions=MODERN, scope="message")
+def unknown_result_type(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags 2026 results whose `resultType` is not a string or neither `"complete"` nor
+    `"input_required"`.
+
+    Results to requests whose client capabilities declare extensions are skipped, since an
+    extension may define more values.
+
+    ## Why is this bad?
+    A client MUST treat an unrecognised `resultType` as invalid, so the whole result is
+    lost: a misspelt `"completed"` or an invented `"partial"` turns a successful call into
+    a failure on the client.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "partial", "content": []}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "content": []}}
+    ```
+
+    ## Reference
+    "A `resultType` of any value unrecognized by the client MUST be considered invalid." —
+    docs/specification/2026-07-28/basic/index.mdx#resulttype (2026-07-28).
+    """
+    rows = _modern_results(ctx).filter(
+        (pl.col("result_type").is_not_null() & ~pl.col("result_type").is_in(sorted(RESULT_TYPES)))
+        | (
+            pl.col("result_type").is_null()
+            & pl.col("message").str.contains('"resultType"', literal=True)
+        )
+    )
+    rows = rows.with_columns(_rt=path("$.result.resultType")).filter(pl.col("_rt").is_not_null())
+    bodies = ctx.messages.select(request_ordinal="ordinal", _request="message")
+    ext = pl.col("_request").str.json_path_match(
+        f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"].extensions'
+    )
+    requests = (
+        rows.select("request_ordinal")
+        .join(bodies, on="request_ordinal")
+        .select("request_ordinal", _ext=ext)
+    )
+    rows = rows.join(requests, on="request_ordinal", how="left").filter(
+        pl.col("_ext").is_null() | (pl.col("_ext") == "{}")
+    )
+    msg = (
+        pl.when(pl.col("result_type").is_null())
+        .then(pl.format("resultType {} is not a string", "_rt"))
+        .otherwise(
+            pl.format('resultType "{}" is neither "complete" nor "input_required"', "result_type")
+        )
+    )
+    return findings(rows, msg)
+
+
+@rule(
+    code="RS003",
+    name="input-required-on-unsupported-method",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def input_required_on_unsupported_method(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `resultType: "input_required"` results answering a request other than
+    `tools/call`, `prompts/get` or `resources/read`.
+
+    ## Why is this bad?
+    Only those three requests have a retry path (`inputResponses`, `requestState` in
+    their params); a client that receives an input request for `tools/list` has no way
+    to answer it and no final result.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 3, "method": "tools/list",
+      "params": {
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    {"jsonrpc": "2.0", "id": 3, "result": {"resultType": "input_required", "requestState": "x"}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 3,
+      "result": {"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public"}
+    }
+    ```
+
+    ## Reference
+    "Servers MUST NOT send `InputRequiredResult` responses on any other client requests." —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#supported-requests (2026-07-28).
+    """
+    bad = _modern_results(ctx).filter(
+        (pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
+        & pl.col("request_method").is_not_null()
+        & ~pl.col("request_method").is_in(_MRTR)
+    )
+    return findings(
+        bad,
+        pl.format(
+            "input_required result answers {}, which does not support multi round-trip requests",
+            "request_method",
+        ),
+    )
+
+
+@rule(
+    code="RS004",
+    name="input-required-without-inputs",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def input_required_without_inputs(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `input_required` results that carry neither a non-empty `inputRequests` map
+    nor a `requestState`.
+
+    ## Why is this bad?
+    Such a result asks the client for nothing and gives it nothing to send back: the
+    client can only retry the identical request and get the same answer, or give up.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required"}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {"resultType": "input_required", "requestState": "eyJzdGVwIjoyfQ"}
+    }
+    ```
+
+    ## Reference
+    "Servers MUST include at least one of `inputRequests` or `requestState` in every
+    `InputRequiredResult` response." —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#server-requirements-basic-workflow
+    (2026-07-28).
+    """
+    rows = _modern_results(ctx).filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
+    rows = rows.with_columns(_ir=path("$.result.inputRequests"), _rs=path("$.result.requestState"))
+    empty = pl.col("_ir").is_null() | pl.col("_ir").is_in(["{}", "[]"])
+    bad = rows.filter(empty & pl.col("_rs").is_null())
+    msg = pl.when(pl.col("_ir").is_null()).then(
+        pl.lit("input_required result has neither inputRequests nor requestState")
+    )
+    return findings(
+        bad,
+        msg.otherwise(
+            pl.lit("input_required result has an empty inputRequests and no requestState")
+        ),
+    )
+
+
+@rule(
+    code="RS005",
+    name="input-request-unsupported-method",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `inputRequests` entries of an `input_required` result that are not request
+    objects whose `method` is `elicitation/create`, `sampling/createMessage` or
+    `roots/list`.
+
+    ## Why is this bad?
+    Clients know how to fulfil only those three kinds of input; anything else (a
+    `tools/call`, a typo such as `elicitation/request`, a bare string) cannot be
+    answered, so the retry can never be built.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "input_required",
+        "inputRequests": {"k": {"method": "tools/call", "params": {"name": "x"}}}
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "input_required",
+        "inputRequests": {
+          "k": {
+            "method": "elicitation/create",
+            "params": {
+              "message": "Your name?",
+              "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }
+          }
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "`inputRequests` values are request objects that MUST be one of `ElicitRequest`,
+    `CreateMessageRequest`, or `ListRootsRequest`" —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#server-requirements-basic-workflow
+    (2026-07-28). Schema: `InputRequests`, `InputRequest`.
+    """
+    rows = (
+        _modern_results(ctx)
+        .filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
+        .with_columns(_ir=path("$.result.inputRequests"))
+        .filter(pl.col("_ir").str.starts_with("{") & (pl.col("_ir") != "{}"))
+    )
+    toks = json_tokens(rows, "_ir")
+    members = toks.filter(pl.col("is_key") & (pl.col("depth") == 1)).select(
+        "ordinal", "row", "member", _v="value"
+    )
+    methods = toks.filter(
+        pl.col("is_key") & (pl.col("depth") == 2) & (pl.col("tok") == '"method"')
+    ).select("row", "member", _m="value")
+    entries = members.join(methods, on=["row", "member"], how="left").with_columns(
+        _key=unquote(pl.col("member")), _method=unquote(pl.col("_m"))
+    )
+    problem = (
+        pl.when(pl.col("_v") != "{")
+        .then(pl.format('input request "{}" is not a request object', "_key"))
+        .when(pl.col("_m").is_null())
+        .then(pl.format('input request "{}" has no method', "_key"))
+        .when(~pl.col("_m").str.starts_with('"') | ~pl.col("_method").is_in(_INPUT_METHODS))
+        .then(pl.format('input request "{}" has method {}', "_key", "_m"))
+    )
+    bad = entries.with_columns(_p=problem).filter(pl.col("_p").is_not_null())
+    per_msg = bad.group_by("ordinal", maintain_order=True).agg(pl.col("_p").str.join("; "))
+    allowed = ", ".join(_INPUT_METHODS)
+    return findings(per_msg, pl.format("{} (allowed: {})", "_p", pl.lit(allowed)))
+
+
+#: (context, frame) of the last :func:`_mrtr_retries` call: RS006..RS008 share it
+_RETRIES_MEMO: list[tuple[weakref.ref[LintContext], pl.DataFrame]] = []
+
+
+def _mrtr_retries(ctx: LintContext) -> pl.DataFrame:
+    """:func:`_find_mrtr_retries`, computed once per lint run."""
+    if _RETRIES_MEMO and _RETRIES_MEMO[0][0]() is ctx:
+        return _RETRIES_MEMO[0][1]
+    frame = _find_mrtr_retries(ctx)
+    _RETRIES_MEMO[:] = [(weakref.ref(ctx), frame)]
+    return frame
+
+
+def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
+    """Each input_required result paired with the client's retry of the request it answered.
+
+    The retry is the next request of the session with the same method and target
+    (tool name, prompt name or resource URI) after the input_required result, if that
+    request carries ``inputResponses`` or ``requestState`` (without either it is a fresh
+    call: the client abandoned the round trip, which it may). When parallel calls of the
+    same target get input_required results, one request is the candidate retry of each
+    of them: ``n`` counts them, and ``is_match`` / ``n_match`` say which carry the
+    requestState the retry sends (both absent counts as a match).
+
+    Columns: session, ir_line, ir_state (requestState of the result), first_id,
+    first_line (the original request), method, ordinal, id, line, state (of the retry),
+    is_match, n, n_match.
+    """
+    reqs = ctx.messages.select(
+        request_ordinal="ordinal",
+        first_id="id",
+        first_line="line",
+        _tkey=pl.col("target").fill_null(""),
+    )
+    ir = (
+        _modern_results(ctx)
+        .filter(
+            (pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
+            & pl.col("request_method").is_in(_MRTR)
+        )
+        .with_columns(ir_state=path("$.result.requestState"))
+        .join(reqs, on="request_ordinal")
+        .select(
+            "session",
+            "ir_state",
+            "first_id",
+            "first_line",
+            "_tkey",
+            ir_ordinal="ordinal",
+            ir_line="line",
+            method="request_method",
+        )
+        .sort("ir_ordinal")
+    )
+    candidates = (
+        content(ctx.requests)
+        .filter(pl.col("modern"), pl.col("direction") != "s2c", pl.col("method").is_in(_MRTR))
+        .join(ir.select("session").unique(), on="session", how="semi")
+        .select("ordinal", "session", "method", "id", "line", _tkey=pl.col("target").fill_null(""))
+        .sort("ordinal")
+    )
+    pairs = ir.join_asof(
+        candidates,
+        left_on="ir_ordinal",
+        right_on="ordinal",
+        by=["session", "method", "_tkey"],
+        strategy="forward",
+        check_sortedness=False,
+    ).filter(pl.col("ordinal").is_not_null())
+    bodies = ctx.messages.select("ordinal", "message")
+    return (
+        pairs.join(bodies, on="ordinal")
+        .with_columns(state=path("$.params.requestState"), _inputs=path("$.params.inputResponses"))
+        .filter(pl.col("state").is_not_null() | pl.col("_inputs").is_not_null())
+        .with_columns(is_match=pl.col("state").eq_missing(pl.col("ir_state")))
+        .with_columns(n=pl.len().over("ordinal"), n_match=pl.col("is_match").sum().over("ordinal"))
+        .sort("ordinal", "ir_ordinal")
+    )
+
+
+@rule(
+    code="RS006", name="mrtr-retry-reuses-id", severity="error", revisions=MODERN, scope="session"
+)
+def mrtr_retry_reuses_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a multi round-trip retry that reuses the JSON-RPC id of the original request.
+
+    The retry is the next request of the session with the same method and target after an
+    `input_required` result, if it carries `inputResponses` or `requestState` (without
+    either, the client abandoned the round trip and sent a fresh call, which it may).
+
+    ## Why is this bad?
+    The original request and its retry are independent requests. A reused id makes
+    late or duplicated responses to the first request indistinguishable from the
+    answer to the retry, and defeats id-based logging and deduplication. The general
+    rule on in-flight ids does not catch it, because the first request has already
+    been answered.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {
+        "name": "book",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "requestState": "s1"}}
+    {
+      "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {
+        "name": "book", "requestState": "s1",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book", "requestState": "s1",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "The JSON-RPC `id` MUST be different between the initial request and the retry, as
+    they are independent requests." —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#client-requirements-basic-workflow
+    (2026-07-28).
+    """
+    # the original request: the only candidate, or the only one whose requestState matches
+    pairs = _mrtr_retries(ctx).filter(
+        (pl.col("n") == 1) | (pl.col("is_match") & (pl.col("n_match") == 1))
+    )
+    bad = pairs.filter(pl.col("id") == pl.col("first_id"))
+    return findings(
+        bad,
+        pl.format(
+            "retry of the {} request at line {} reuses its id {}", "method", "first_line", "id"
+        ),
+    )
+
+
+@rule(
+    code="RS007",
+    name="mrtr-request-state-not-echoed",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def mrtr_request_state_not_echoed(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a multi round-trip retry that omits or alters the `requestState` of the
+    `input_required` result.
+
+    The retry is the next request of the session with the same method and target after the
+    `input_required` result, if it carries `inputResponses` or `requestState` (without
+    either, the client abandoned the round trip and sent a fresh call, which it may).
+
+    ## Why is this bad?
+    `requestState` is where a stateless server keeps its progress through the round
+    trips; a retry without it (or with a modified copy) makes the server start over,
+    reject the retry, or act on state the client forged.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "input_required", "requestState": "abc",
+        "inputRequests": {
+          "ok": {
+            "method": "elicitation/create",
+            "params": {
+              "message": "Book it?", "requestedSchema": {"type": "object", "properties": {}}
+            }
+          }
+        }
+      }
+    }
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book", "inputResponses": {"ok": {"action": "accept"}},
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book", "inputResponses": {"ok": {"action": "accept"}}, "requestState": "abc",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "If an `InputRequiredResult` contains the `requestState` field, the client MUST echo
+    back the exact value of that field when retrying the original request." —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#client-requirements-basic-workflow
+    (2026-07-28).
+    """
+    # no candidate result issued the state the retry sends; cite the latest one with a state
+    bad = (
+        _mrtr_retries(ctx)
+        .filter((pl.col("n_match") == 0) & pl.col("ir_state").is_not_null())
+        .group_by("ordinal", maintain_order=True)
+        .last()
+    )
+    how = pl.when(pl.col("state").is_null()).then(pl.lit("omits")).otherwise(pl.lit("alters"))
+    return findings(
+        bad,
+        pl.format(
+            "retry of the {} request at line {} {} the requestState "
+            "of the input_required result at line {}",
+            "method",
+            "first_line",
+            how,
+            "ir_line",
+        ),
+    )
+
+
+@rule(
+    code="RS008",
+    name="mrtr-unsolicited-request-state",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def mrtr_unsolicited_request_state(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a multi round-trip retry that carries a `requestState` the `input_required` result
+    did not give.
+
+    The retry is the next request of the session with the same method and target after the
+    `input_required` result, if it carries `inputResponses` or `requestState`.
+
+    ## Why is this bad?
+    `requestState` is opaque server data; a value the server never issued is either
+    left over from another round trip or made up, and the server must treat it as
+    attacker-controlled input.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "input_required",
+        "inputRequests": {
+          "ok": {
+            "method": "elicitation/create",
+            "params": {
+              "message": "Book it?", "requestedSchema": {"type": "object", "properties": {}}
+            }
+          }
+        }
+      }
+    }
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book", "inputResponses": {"ok": {"action": "accept"}}, "requestState": "made-up",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book", "inputResponses": {"ok": {"action": "accept"}},
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "If the `InputRequiredResult` does not contain a `requestState` field, the client
+    MUST NOT include one in the retry." —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#client-requirements-basic-workflow
+    (2026-07-28).
+    """
+    # a state on the retry while no candidate result issued any
+    bad = (
+        _mrtr_retries(ctx)
+        .filter(pl.col("state").is_not_null())
+        .filter(pl.col("ir_state").is_null().all().over("ordinal"))
+        .group_by("ordinal", maintain_order=True)
+        .last()
+    )
+    return findings(
+        bad,
+        pl.format(
+            "retry of the {} request at line {} sends a requestState "
+            "the input_required result at line {} did not give",
+            "method",
+            "first_line",
+            "ir_line",
+        ),
+    )
+
+
+@rule(
+    code="RS009",
+    name="cacheable-result-missing-hints",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def cacheable_result_missing_hints(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `complete` results of `server/discover`, `tools/list`, `prompts/list`,
+    `resources/list`, `resources/templates/list` and `resources/read` that lack
+    `ttlMs` or `cacheScope`.
+
+    ## Why is this bad?
+    Without `ttlMs` the client must assume the result is stale at once and re-fetch it
+    on every use; without `cacheScope` a shared cache cannot know whether the result is
+    user-specific, and may either leak it across users or never cache it.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 5, "method": "resources/read",
+      "params": {
+        "uri": "file:///a",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    {
+      "jsonrpc": "2.0", "id": 5,
+      "result": {"resultType": "complete", "contents": [{"uri": "file:///a", "text": "x"}]}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 5,
+      "result": {
+        "resultType": "complete", "contents": [{"uri": "file:///a", "text": "x"}], "ttlMs": 60000,
+        "cacheScope": "private"
+      }
+    }
+    ```
+
+    ## Reference
+    "Servers MUST include caching hints on results with `resultType: "complete"` returned
+    by the following operations:" —
+    docs/specification/2026-07-28/server/utilities/caching.mdx#cacheable-results
+    (2026-07-28). Schema: `CacheableResult` (`ttlMs`, `cacheScope` required).
+    """
+    rows = (
+        _modern_results(ctx)
+        .filter(
+            (pl.col("result_type") == RESULT_TYPE_COMPLETE)
+            & pl.col("request_method").is_in(sorted(CACHEABLE_METHODS))
+        )
+        .with_columns(
+            _ttl=path("$.result.ttlMs").is_null(), _scope=path("$.result.cacheScope").is_null()
+        )
+    )
+    bad = rows.filter(pl.col("_ttl") | pl.col("_scope"))
+    missing = (
+        pl.when(pl.col("_ttl") & pl.col("_scope"))
+        .then(pl.lit("ttlMs and cacheScope"))
+        .when(pl.col("_ttl"))
+        .then(pl.lit("ttlMs"))
+        .otherwise(pl.lit("cacheScope"))
+    )
+    return findings(bad, pl.format("{} result lacks {}", "request_method", missing))
+
+
+@rule(code="RS010", name="negative-ttl", severity="error", revisions=MODERN, scope="message")
+def negative_ttl(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags results whose `ttlMs` caching hint is negative.
+
+    ## Why is this bad?
+    A negative time-to-live has no meaning; clients are told to ignore it and treat the
+    result as immediately stale, so the server's intent is lost and caches disagree on
+    how to read it.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {"resultType": "complete", "tools": [], "ttlMs": -1, "cacheScope": "public"}
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public"}
+    }
+    ```
+
+    ## Reference
+    "Servers MUST provide a `ttlMs` value that is `>= 0`." —
+    docs/specification/2026-07-28/server/utilities/caching.mdx#time-to-live-ttl-field
+    (2026-07-28). Schema: `CacheableResult.ttlMs` (minimum 0).
+    """
+    rows = (
+        _modern_results(ctx)
+        .filter(pl.col("message").str.contains('"ttlMs"', literal=True))
+        .with_columns(_ttl=path("$.result.ttlMs"))
+    )
+    bad = rows.filter(pl.col("_ttl").cast(pl.Float64, strict=False) < 0)
+    return findings(bad, pl.format("ttlMs is {}; it must be 0 or more", "_ttl"))
+
+
+@rule(
+    code="RS011",
+    name="completion-too-many-values",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def completion_too_many_values(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags completion results whose `completion.values` list has more than 100 items.
+
+    ## Why is this bad?
+    Clients size their suggestion UIs and buffers on the 100-item limit; a longer list
+    may be truncated arbitrarily or rejected. Servers with more candidates should send
+    the best 100 and set `hasMore` (and optionally `total`).
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 9, "result": {"completion": {"values": ["a1", "a2", "...", "a150"]}}}
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 9,
+      "result": {
+        "completion": {"values": ["a1", "a2", "...", "a100"], "total": 150, "hasMore": true}
+      }
+    }
+    ```
+
+    ## Reference
+    "Maximum 100 items per response" —
+    docs/specification/2026-07-28/server/utilities/completion.mdx#completion-results (all
+    revisions: server/utilities/completion.mdx; schema `CompleteResult.completion.values`,
+    `maxItems: 100` in 2026-07-28).
+    """
+    rows = (
+        content(ctx.messages)
+        .filter(
+            pl.col("kind") == "response",
+            pl.col("message").str.contains('"completion"', literal=True),
+        )
+        .filter(pl.col("message").str.count_matches(",", literal=True) >= 100)
+        .with_columns(_values=path("$.result.completion.values"))
+        .filter(pl.col("_values").str.starts_with("["))
+    )
+    toks = json_tokens(rows, "_values")
+    counts = (
+        toks.filter((pl.col("depth") == 1) & ~pl.col("tok").is_in([",", "]"]))
+        .group_by("ordinal")
+        .agg(_n=pl.len())
+        .filter(pl.col("_n") > 100)
+    )
+    return findings(
+        counts, pl.format("completion result lists {} values; the maximum is 100", "_n")
+    )
+
+
+@rule(
+    code="RS012",
+    name="input-required-with-cache-hints",
+    severity="info",
+    revisions=MODERN,
+    scope="message",
+)
+def input_required_with_cache_hints(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Notes `input_required` results that carry `ttlMs` or `cacheScope` caching hints.
+
+    ## Why is this bad?
+    An interim `input_required` result is not cacheable: it only asks for input that the
+    retry will carry. Hints on it suggest the server treats it as a final, cacheable
+    answer, and a client that caches it would replay a stale request for input.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 5,
+      "result": {
+        "resultType": "input_required", "requestState": "s", "ttlMs": 60000,
+        "cacheScope": "public"
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "result": {"resultType": "input_required", "requestState": "s"}}
+    ```
+
+    ## Reference
+    "Interim results with `resultType: "input_required"` (see multi round-trip requests)
+    are not cacheable and carry no caching hints." —
+    docs/specification/2026-07-28/server/utilities/caching.mdx#cacheable-results
+    (2026-07-28).
+    """
+    rows = (
+        _modern_results(ctx)
+        .filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
+        .with_columns(
+            _ttl=path("$.result.ttlMs").is_not_null(),
+            _scope=path("$.result.cacheScope").is_not_null(),
+        )
+    )
+    bad = rows.filter(pl.col("_ttl") | pl.col("_scope"))
+    which = (
+        pl.when(pl.col("_ttl") & pl.col("_scope"))
+        .then(pl.lit("ttlMs and cacheScope"))
+        .when(pl.col("_ttl"))
+        .then(pl.lit("ttlMs"))
+        .otherwise(pl.lit("cacheScope"))
+    )
+    return findings(
+        bad, pl.format("input_required result carries {}, though it is not cacheable", which)
+    )

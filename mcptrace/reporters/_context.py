@@ -1,0 +1,108 @@
+"""What a reporter may need besides the findings table, and helpers they share."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, metadata
+from pathlib import PurePath, PurePosixPath, PureWindowsPath
+
+import polars as pl
+
+from mcptrace.linter.registry import RULES
+from mcptrace.linter.rule import Rule
+
+#: used when the installed package metadata names no project URL
+DEFAULT_INFORMATION_URI = "https://pypi.org/project/mcptrace/"
+
+
+def _tool_version() -> str:
+    from mcptrace import __version__
+
+    return __version__
+
+
+def _information_uri() -> str:
+    try:
+        urls: list[str] = metadata("mcptrace").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return DEFAULT_INFORMATION_URI
+    # entries look like "Homepage, https://..."; prefer the homepage, else the first one
+    pairs = [(label.strip(), url.strip()) for label, _, url in (u.partition(",") for u in urls)]
+    pairs = [(label, url) for label, url in pairs if url]
+    for label, url in pairs:
+        if label.lower() in ("homepage", "home", "repository", "source"):
+            return url
+    return pairs[0][1] if pairs else DEFAULT_INFORMATION_URI
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """Everything a reporter needs that the findings table does not carry."""
+
+    #: rules by code; must hold every code present in the findings (default: all rules)
+    rules: Mapping[str, Rule] = field(default_factory=lambda: RULES)
+    #: the trace's messages table (only ``ordinal`` and ``raw`` are read), for reporters
+    #: that quote the offending capture line; None when the caller has no trace
+    messages: pl.DataFrame | None = None
+    #: tool version written into SARIF and JUnit
+    version: str = field(default_factory=_tool_version)
+    #: absolute source paths under this folder are shown relative to it (CI annotations
+    #: and SARIF need repository-relative paths); None shows paths as given
+    root: str | None = None
+    information_uri: str = field(default_factory=_information_uri)
+
+    def rule(self, code: str) -> Rule:
+        found = self.rules.get(code) or RULES.get(code)
+        if found is None:
+            raise KeyError(f"no metadata for rule {code}")
+        return found
+
+    def raw_lines(self, findings: pl.DataFrame) -> dict[int, str]:
+        """ordinal -> the verbatim capture line, for the findings' messages."""
+        if self.messages is None or findings.is_empty():
+            return {}
+        wanted = findings.select("ordinal").unique()
+        rows = self.messages.select("ordinal", "raw").join(wanted, on="ordinal", how="semi")
+        return {o: r for o, r in rows.iter_rows() if r is not None}
+
+
+def _pure(path: str) -> PurePath:
+    # paths in a trace come from the machine that linted it; a Windows drive path keeps
+    # its meaning (and gets forward slashes) even when reported elsewhere
+    if re.match(r"^[A-Za-z]:[\\/]", path) or "\\" in path:
+        return PureWindowsPath(path)
+    return PurePosixPath(path)
+
+
+def display_path(source: str | None, root: str | None) -> str:
+    """``source`` relative to ``root`` when it lies under it, always with forward slashes."""
+    if source is None:
+        return ""
+    path = _pure(source)
+    if root is not None and path.is_absolute():
+        base = _pure(root)
+        if type(base) is type(path):
+            with contextlib.suppress(ValueError):  # not under root: keep it absolute
+                path = path.relative_to(base)
+    return path.as_posix()
+
+
+def rows(findings: pl.DataFrame) -> list[dict[str, object]]:
+    """The findings as dicts in capture order (reporters never reorder)."""
+    return list(findings.iter_rows(named=True))
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` on a single line: newlines and control characters shown as escapes.
+
+    Messages quote capture content (method names, ids), which is untrusted and may hold
+    newlines that would otherwise break line-oriented output.
+    """
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
