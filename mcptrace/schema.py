@@ -39,7 +39,15 @@ PROTOCOL_KINDS = ("request", "notification", "response", "error")
 TS_QUALITIES = ("exact", "local", "derived", "none")
 ID_TYPES = ("integer", "number", "string", "null", "boolean", "object", "array")
 OUTCOMES = ("ok", "error", "tool_error", "input_required", "cancelled", "unanswered", "orphan")
-REVISION_SOURCES = ("override", "initialize", "meta", "http_header", "fingerprint", "unknown")
+REVISION_SOURCES = (
+    "override",
+    "initialize",
+    "meta",
+    "http_header",
+    "telemetry",
+    "fingerprint",
+    "unknown",
+)
 SEVERITIES = ("error", "warning", "info")
 SCOPES = ("message", "pairing", "session", "transport")
 
@@ -280,7 +288,8 @@ CALLS = Table(
     "calls",
     "One row per request, joined with its response when there is one; plus one row per "
     "response that matches no request (outcome orphan). Pairing is per session and per "
-    "direction of the request, in capture order.",
+    "direction of the request, in capture order. Formats without message frames "
+    "(OpenTelemetry spans, gateway logs) contribute their call records directly.",
     (
         Column("session", pl.String(), "session key (see messages.session)"),
         Column("server", pl.String(), "server name when known"),
@@ -355,7 +364,8 @@ SESSIONS = Table(
             "revision_source",
             RevisionSource,
             "how `revision` was known: override, initialize (agreed in the handshake), meta "
-            "(2026 per-request `_meta`), http_header (MCP-Protocol-Version), fingerprint, unknown",
+            "(2026 per-request `_meta`), http_header (MCP-Protocol-Version), telemetry (a "
+            "span's protocol version attribute), fingerprint, unknown",
         ),
         Column(
             "requested_revision", pl.String(), "protocolVersion the client proposed in initialize"

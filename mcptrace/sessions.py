@@ -58,7 +58,18 @@ def _first_per_session(rows: pl.DataFrame, *needles: str) -> pl.DataFrame:
     return rows.filter(has).unique("session", keep="first", maintain_order=True)
 
 
-def identify(messages: pl.DataFrame) -> pl.DataFrame:
+def _telemetry(call_records: pl.DataFrame | None) -> pl.DataFrame:
+    """Revision and client per session as call-level records (spans) state them."""
+    schema = {"session": pl.String, "telemetry_revision": pl.String, "telemetry_client": pl.String}
+    if call_records is None or call_records.is_empty():
+        return pl.DataFrame(schema=schema)
+    return call_records.group_by("session", maintain_order=True).agg(
+        pl.col("revision").drop_nulls().mode().sort().last().alias("telemetry_revision"),
+        pl.col("client").drop_nulls().first().alias("telemetry_client"),
+    )
+
+
+def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per session: revision (and how it was known), client and server identity.
 
     Returns columns session, revision, revision_source, requested_revision,
@@ -147,8 +158,13 @@ def identify(messages: pl.DataFrame) -> pl.DataFrame:
         pl.col("protocol_version").drop_nulls().unique(maintain_order=True).alias("revisions_seen"),
     )
 
-    ident = fingerprint
-    for part in (init_req, init_res, meta, discover, header):
+    telemetry = _telemetry(call_records)
+    # sessions known only from call records still need a row here
+    ident = pl.concat(
+        [fingerprint, telemetry.select("session").join(fingerprint, on="session", how="anti")],
+        how="diagonal_relaxed",
+    )
+    for part in (init_req, init_res, meta, discover, header, telemetry):
         ident = ident.join(part, on="session", how="left")
     ident = ident.with_columns(
         revision=pl.coalesce(
@@ -156,6 +172,7 @@ def identify(messages: pl.DataFrame) -> pl.DataFrame:
             "requested_revision",
             "meta_revision",
             "header_revision",
+            "telemetry_revision",
             "fp_revision",
         ),
         revision_source=pl.when(
@@ -166,10 +183,12 @@ def identify(messages: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("meta"))
         .when(pl.col("header_revision").is_not_null())
         .then(pl.lit("http_header"))
+        .when(pl.col("telemetry_revision").is_not_null())
+        .then(pl.lit("telemetry"))
         .when(pl.col("fp_revision").is_not_null())
         .then(pl.lit("fingerprint"))
         .otherwise(pl.lit("unknown")),
-        client_name=pl.coalesce("init_client_name", "meta_client_name"),
+        client_name=pl.coalesce("init_client_name", "meta_client_name", "telemetry_client"),
         client_version=pl.coalesce("init_client_version", "meta_client_version"),
         server_name=pl.coalesce("init_server_name", "disc_server_name", "meta_server_name"),
         server_version=pl.coalesce(
@@ -200,8 +219,10 @@ def build_sessions(
     identity: pl.DataFrame,
     *,
     truncated_sources: Collection[str] = (),
+    source_formats: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """One row per session, in order of first appearance."""
+    """One row per session, in order of first appearance; sessions known only from call
+    records (spans) follow. ``source_formats`` (source, format) names their formats."""
     MESSAGES.validate(messages)
     kind = pl.col("kind")
     quality_rank = pl.col("ts_quality").to_physical()
@@ -226,6 +247,32 @@ def build_sessions(
         kind.is_in(["stderr", "log", "transport", "blank"]).sum().cast(pl.Int64).alias("other"),
         pl.col("source").is_in(list(truncated_sources)).any().alias("truncated"),
     )
+    call_only = (
+        calls.join(base.select("session"), on="session", how="anti")
+        .group_by("session", maintain_order=True)
+        .agg(
+            pl.col("request_source").drop_nulls().first().alias("source"),
+            pl.col("server").drop_nulls().first(),
+            pl.min_horizontal(pl.col("request_ts").min(), pl.col("response_ts").min()).alias(
+                "first_ts"
+            ),
+            pl.max_horizontal(pl.col("request_ts").max(), pl.col("response_ts").max()).alias(
+                "last_ts"
+            ),
+            pl.len().cast(pl.Int64).alias("requests"),
+        )
+        .with_columns(
+            ts_quality=pl.when(pl.col("first_ts").is_null())
+            .then(pl.lit("none"))
+            .otherwise(pl.lit("exact")),
+            messages=pl.lit(0, pl.Int64),
+            truncated=pl.col("source").is_in(list(truncated_sources)),
+        )
+    )
+    if not call_only.is_empty():
+        if source_formats is not None:
+            call_only = call_only.join(source_formats, on="source", how="left")
+        base = pl.concat([base, call_only], how="diagonal_relaxed")
     call_counts = calls.group_by("session").agg(
         pl.col("outcome")
         .is_in(["unanswered", "cancelled"])
@@ -238,7 +285,9 @@ def build_sessions(
         base.join(call_counts, on="session", how="left")
         .join(identity.drop("client"), on="session", how="left")
         .with_columns(
-            pl.col("unanswered", "orphans").fill_null(0),
+            pl.col(
+                "unanswered", "orphans", "notifications", "responses", "errors", "invalid", "other"
+            ).fill_null(0),
             duration_s=(pl.col("last_ts") - pl.col("first_ts")).dt.total_microseconds() / 1e6,
             transport=pl.col("transport").fill_null("unknown"),
             revision_source=pl.col("revision_source").fill_null("unknown"),

@@ -22,7 +22,7 @@ from mcptrace.calls import build_calls
 from mcptrace.errors import CaptureError, UsageError
 from mcptrace.loaders import FORMATS, LoadResult, content_bytes, detect_file, parse_file
 from mcptrace.loaders.reader import Content
-from mcptrace.schema import MESSAGES, SOURCES
+from mcptrace.schema import CALLS, MESSAGES, SOURCES
 from mcptrace.sessions import build_sessions, identify
 
 PathLike = str | os.PathLike[str]
@@ -72,22 +72,52 @@ class Trace:
     messages: pl.DataFrame
     sources: pl.DataFrame
     unordered_sessions: frozenset[str] = field(default_factory=frozenset)
+    #: calls of formats without message frames (OpenTelemetry spans, gateway logs)
+    call_records: pl.DataFrame = field(default_factory=CALLS.empty)
 
     @cached_property
     def identity(self) -> pl.DataFrame:
         """Per-session revision and identity (the first columns of ``sessions``)."""
-        return identify(self.messages)
+        return identify(self.messages, self.call_records)
 
     @cached_property
     def calls(self) -> pl.DataFrame:
-        """One row per request joined with its response; orphans appended."""
-        return build_calls(self.messages, self.identity, unordered_sessions=self.unordered_sessions)
+        """One row per request joined with its response; orphans appended; then the
+        call records of call-level formats."""
+        paired = build_calls(
+            self.messages, self.identity, unordered_sessions=self.unordered_sessions
+        )
+        if self.call_records.is_empty():
+            return paired
+        known = self.identity.select(
+            "session", pl.col("client").alias("_c"), pl.col("revision").alias("_r")
+        )
+        records = (
+            self.call_records.join(known, on="session", how="left")
+            .with_columns(
+                client=pl.coalesce("client", "_c"), revision=pl.coalesce("revision", "_r")
+            )
+            .drop("_c", "_r")
+        )
+        return pl.concat([paired, CALLS.conform(records)])
 
     @cached_property
     def sessions(self) -> pl.DataFrame:
         """One row per session."""
         truncated = self.sources.filter(pl.col("truncated"))["source"].to_list()
-        return build_sessions(self.messages, self.calls, self.identity, truncated_sources=truncated)
+        return build_sessions(
+            self.messages,
+            self.calls,
+            self.identity,
+            truncated_sources=truncated,
+            source_formats=self.sources.select("source", "format"),
+        )
+
+    @property
+    def call_only_sessions(self) -> list[str]:
+        """Sessions known only from call-level records: message rules cannot judge them."""
+        with_messages = set(self.messages["session"].unique().to_list())
+        return sorted(set(self.call_records["session"].unique().to_list()) - with_messages)
 
     @property
     def errors(self) -> pl.DataFrame:
@@ -112,7 +142,21 @@ class Trace:
             cond &= pl.col("ts") >= since
         if until is not None:
             cond &= pl.col("ts") <= until
-        return Trace(self.messages.filter(cond), self.sources, self.unordered_sessions)
+        calls_cond = pl.lit(True)
+        if session is not None:
+            calls_cond &= pl.col("session").is_in(
+                [session] if isinstance(session, str) else list(session)
+            )
+        if since is not None:
+            calls_cond &= pl.col("request_ts") >= since
+        if until is not None:
+            calls_cond &= pl.col("request_ts") <= until
+        return Trace(
+            self.messages.filter(cond),
+            self.sources,
+            self.unordered_sessions,
+            self.call_records.filter(calls_cond),
+        )
 
     def __repr__(self) -> str:
         return (
@@ -273,12 +317,15 @@ def load(
         raise UsageError(f"no capture files found in {paths!r}")
     plans, source_rows = plan_files(files, format=format)
     frames: list[pl.DataFrame] = []
+    records: list[pl.DataFrame] = []
     for i, plan in enumerate(plans):
         if progress is not None:
             progress(plan.source, i, len(plans))
         result = parse_file(plan.source, plan.format, plan.content, tz=tz)
         df = apply_plan(result.messages, plan)
         frames.append(df)
+        if result.calls is not None and not result.calls.is_empty():
+            records.append(CALLS.conform(result.calls))
         source_rows.append(source_row(plan, result, df, forced=format is not None))
     if not frames:
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
@@ -294,4 +341,5 @@ def load(
         messages=MESSAGES.conform(messages),
         sources=sources,
         unordered_sessions=frozenset(unordered),
+        call_records=pl.concat(records) if records else CALLS.empty(),
     )

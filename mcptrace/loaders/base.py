@@ -47,6 +47,9 @@ class LoadResult:
     lines: int
     truncated: bool = False
     notes: list[str] = field(default_factory=list)
+    #: call-level records of formats that have no message frames (OpenTelemetry spans,
+    #: gateway activity logs), in the calls table's schema (``CALLS.conform``)
+    calls: pl.DataFrame | None = None
 
 
 @dataclass
