@@ -74,11 +74,13 @@ def iter_messages(
 def _stream_chunks(
     module: _chunked.ChunkedLoader, path: str, ctx: LoadContext
 ) -> Iterator[pl.DataFrame]:
-    spans, _ = _chunked.spans_of_file(path)
     session: str | None = None
     server: str | None = None
-    for span in spans:
-        df = module.parse_chunk(_chunked.read_span(path, span), span.line, ctx)
+    line = 1
+    for span in _chunked.boundaries_of_file(path, _chunked.CHUNK_BYTES):
+        data = _chunked.read_span(path, span)
+        df = module.parse_chunk(data, line, ctx)
+        line += _chunked.line_count(data)
         # carry the session and server of the previous chunk into this one's first rows
         df = df.with_columns(
             session=pl.col("session").forward_fill().fill_null(pl.lit(session, pl.String)),

@@ -82,6 +82,40 @@ def spans_of_file(path: str, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Span]
     return spans, line - 1
 
 
+def boundaries_of_file(path: str, chunk_bytes: int = CHUNK_BYTES) -> list[Span]:
+    """Chunk boundaries at line ends found by seeking, without reading the file through.
+
+    Line numbers are not known yet (``line`` is 0): they are counted as chunks are parsed.
+    """
+    size = os.path.getsize(path)
+    spans: list[Span] = []
+    start = 0
+    with open(path, "rb") as f:
+        while start < size:
+            end = start + chunk_bytes
+            if end >= size:
+                end = size
+            else:
+                f.seek(end - 1)
+                while True:
+                    block = f.read(1 << 16)
+                    if not block:
+                        end = size
+                        break
+                    nl = block.find(b"\n")
+                    if nl != -1:
+                        end = f.tell() - len(block) + nl + 1
+                        break
+            spans.append(Span(start, end, 0))
+            start = end
+    return spans
+
+
+def line_count(data: bytes) -> int:
+    """Lines in a chunk, counted the way :func:`~mcptrace.loaders.reader.split_lines` cuts."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def spans_of_bytes(data: bytes, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Span], int]:
     spans: list[Span] = []
     line, start, n = 1, 0, len(data)
@@ -105,9 +139,17 @@ def read_span(path: str, span: Span) -> bytes:
 
 
 def _parse_spans(
-    module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext
-) -> list[pl.DataFrame]:
-    return [module.parse_chunk(read_span(path, span), span.line, ctx) for span in spans]
+    module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext, first_line: int = 1
+) -> tuple[list[pl.DataFrame], int]:
+    """Parse consecutive spans, numbering their lines from ``first_line``; also returns
+    the number of lines they hold."""
+    frames = []
+    line = first_line
+    for span in spans:
+        data = read_span(path, span)
+        frames.append(module.parse_chunk(data, line, ctx))
+        line += line_count(data)
+    return frames, line - first_line
 
 
 def workers() -> int:
@@ -145,7 +187,7 @@ def _start_worker(
     return subprocess.Popen(
         [sys.executable, "-m", "mcptrace.loaders.chunked", _json.dumps(job)],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
     )
@@ -153,9 +195,10 @@ def _start_worker(
 
 def _parse_parallel(
     module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext
-) -> list[pl.DataFrame]:
+) -> tuple[list[pl.DataFrame], int]:
     """This process parses the first share of the spans while worker processes parse the
-    others into Arrow IPC files, which are then read back without copying."""
+    others into Arrow IPC files. Workers number lines from 1 and report how many they
+    read; their rows are renumbered here once the lines before them are known."""
     n = min(workers(), len(spans))
     shares = [spans[i * len(spans) // n : (i + 1) * len(spans) // n] for i in range(n)]
     with tempfile.TemporaryDirectory(prefix="mcptrace-") as tmp:
@@ -164,29 +207,32 @@ def _parse_parallel(
             _try_start_worker(module.NAME, path, share, ctx, out)
             for share, out in zip(shares[1:], outs, strict=True)
         ]  # started first, so that they run while this process parses its own share
-        frames = _parse_spans(module, path, shares[0], ctx)
+        frames, lines = _parse_spans(module, path, shares[0], ctx)
         for proc, out, share in zip(procs, outs, shares[1:], strict=True):
-            if proc is not None:
-                proc.communicate()
+            reported = proc.communicate()[0] if proc is not None else b""
             if proc is not None and proc.returncode == 0 and Path(out).exists():
-                frames.append(pl.read_ipc(out))
+                part = pl.read_ipc(out).with_columns(pl.col("line") + lines)
+                frames.append(part)
+                lines += int(reported.strip() or 0)
             else:
                 # a worker that could not run (no interpreter, killed) costs time, not rows
-                frames.extend(_parse_spans(module, path, share, ctx))
-    return frames
+                more, count = _parse_spans(module, path, share, ctx, lines + 1)
+                frames.extend(more)
+                lines += count
+    return frames, lines
 
 
 def load_path(
     module: ChunkedLoader, path: str, ctx: LoadContext, *, parallel: bool | None = None
 ) -> LoadResult:
     """Parse an uncompressed file chunk by chunk, in parallel when it is big."""
-    spans, lines = spans_of_file(path)
+    spans = boundaries_of_file(path, CHUNK_BYTES)
     size = spans[-1].end if spans else 0
     use_pool = parallel if parallel is not None else (size >= PARALLEL_MIN_BYTES and workers() > 1)
     if use_pool and len(spans) > 1:
-        frames = _parse_parallel(module, path, spans, ctx)
+        frames, lines = _parse_parallel(module, path, spans, ctx)
     else:
-        frames = _parse_spans(module, path, spans, ctx)
+        frames, lines = _parse_spans(module, path, spans, ctx)
     return LoadResult(messages=_join(module, frames, ctx), lines=lines)
 
 
@@ -203,7 +249,7 @@ def load_bytes(
         with tempfile.NamedTemporaryFile(prefix="mcptrace-", suffix=".jsonl") as tmp:
             tmp.write(data)
             tmp.flush()
-            frames = _parse_parallel(module, tmp.name, spans, ctx)
+            frames, _ = _parse_parallel(module, tmp.name, spans, ctx)
     else:
         frames = [module.parse_chunk(data[s.start : s.end], s.line, ctx) for s in spans]
     return LoadResult(messages=_join(module, frames, ctx), lines=lines)
@@ -228,10 +274,11 @@ def _worker_main(argv: list[str]) -> int:
     module: ChunkedLoader = FORMATS[job["format"]]  # type: ignore[assignment]
     ctx = LoadContext(source=job["source"], tz=job["tz"])
     spans = [Span(*s) for s in job["spans"]]
-    frames = _parse_spans(module, job["path"], spans, ctx)
+    frames, lines = _parse_spans(module, job["path"], spans, ctx)
     pl.concat(frames, how="vertical", rechunk=False).write_ipc(
         job["out"], compression="uncompressed"
     )
+    print(lines)  # the parent renumbers this worker's rows after the lines before them
     return 0
 
 
