@@ -31,6 +31,7 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_load.py
+	$(BIN)/python benchmarks/bench_lint.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -7,7 +7,8 @@ computed here once, not rebuilt inside each rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -24,6 +25,13 @@ class LintContext:
     revision_override: str | None = None
     #: folder with the official schemas as ``<revision>/schema.json`` (--schema-dir)
     schema_dir: Path | None = None
+    _memo: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:
+        """A frame several rules of one family share, built once per lint run."""
+        if key not in self._memo:
+            self._memo[key] = build(self)
+        return self._memo[key]
 
     @cached_property
     def session_revisions(self) -> pl.DataFrame:

@@ -28,6 +28,10 @@ _RACE = timedelta(milliseconds=100)
 
 
 def _matched_cancels(ctx: LintContext) -> pl.DataFrame:
+    return ctx.memo("cancellation.matched", _build_matched_cancels)
+
+
+def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     """Readable cancels naming an id, with the request they cancel and its response.
 
     Columns of the cancel (session, direction, ordinal, line, ts, modern, id) plus

@@ -16,6 +16,7 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import MODERN, findings, rule, since
+from mcptrace.linter.rules.envelope import is_notification_method
 from mcptrace.protocol import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -116,11 +117,16 @@ _LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert
 
 
 def _modern_client_requests(ctx: LintContext) -> pl.DataFrame:
-    """Requests of 2026 sessions that are client requests needing the 2026 `_meta`."""
+    """Requests of 2026 sessions that are client requests needing the 2026 `_meta`.
+
+    A notification that wrongly carries an id is loaded as a request; it is JR005's
+    business, not a request missing its `_meta`.
+    """
     return content(ctx.requests).filter(
         pl.col("modern"),
         pl.col("direction") != "s2c",
         ~pl.col("method").is_in(_NOT_MODERN_CLIENT_REQUESTS),
+        ~is_notification_method(),
     )
 
 

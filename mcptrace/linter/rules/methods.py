@@ -410,11 +410,14 @@ def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
         ctx.notifications.filter(
             (pl.col("method") == "notifications/message") & (pl.col("direction") != "c2s")
         ).with_columns(feature=pl.lit("Logging (notifications/message)")),
-        ctx.requests.filter(
+        # a cheap substring test first: parsing every request's JSON is what costs
+        ctx.requests.filter(pl.col("message").str.contains("/logLevel", literal=True))
+        .filter(
             pl.col("message")
             .str.json_path_match(f'$.params._meta["{_META}/logLevel"]')
             .is_not_null()
-        ).with_columns(feature=pl.lit(f"Logging ({_META}/logLevel)")),
+        )
+        .with_columns(feature=pl.lit(f"Logging ({_META}/logLevel)")),
         input_required.filter(
             pl.col("_inputs").str.contains(r'"method":"roots/list"')
         ).with_columns(feature=pl.lit("Roots (roots/list input request)")),
