@@ -330,6 +330,8 @@ CALLS = Table(
             pl.Boolean(),
             "orphan rows only: the id matched a request that already had its response",
         ),
+        Column("trace_id", pl.String(), "OpenTelemetry trace id (hex) of a span's call record"),
+        Column("span_id", pl.String(), "OpenTelemetry span id (hex) of a span's call record"),
     ),
 )
 

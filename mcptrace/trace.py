@@ -194,7 +194,7 @@ class FilePlan:
 
 #: formats whose session keys come from the file's structure (``weather#1``), so
 #: the same key in two files names two different sessions
-_STRUCTURAL_SESSION_FORMATS = frozenset({"claude-desktop", "vscode"})
+_STRUCTURAL_SESSION_FORMATS = frozenset({"claude-desktop", "vscode", "mcpjam"})
 
 
 def plan_files(

@@ -12,7 +12,19 @@ from typing import Annotated
 import typer
 
 from mcptrace import __version__
-from mcptrace.cli import convert, formats, lint, plot, record, show, stats, summary
+from mcptrace.cli import (
+    convert,
+    formats,
+    lint,
+    plot,
+    record,
+    redact,
+    report,
+    scan,
+    show,
+    stats,
+    summary,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -49,6 +61,9 @@ app.command("rule")(lint.rule)
 app.command("rules")(lint.rules)
 app.command("stats")(stats.stats)
 app.command("plot")(plot.plot)
+app.command("report")(report.report)
+app.command("redact")(redact.redact)
+app.command("scan")(scan.scan)
 
 
 def main() -> None:

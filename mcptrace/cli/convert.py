@@ -10,7 +10,8 @@ import typer
 
 from mcptrace.cli._common import FormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
 from mcptrace.errors import McpTraceError, UsageError
-from mcptrace.streaming import write_messages
+from mcptrace.redact import redact_trace, write_redacted
+from mcptrace.streaming import StreamStats, write_messages
 from mcptrace.writers import output_format, write_table
 
 
@@ -34,6 +35,14 @@ def convert(
     ] = None,
     format: FormatOpt = None,
     tz: TzOpt = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            help="Replace secrets (tokens, keys, passwords, credential headers) with "
+            "placeholders, as `mcptrace redact` does with its default policy.",
+        ),
+    ] = False,
 ) -> None:
     """Write the messages (mcptrace capture JSONL, Parquet or CSV), calls or sessions table."""
     try:
@@ -44,7 +53,11 @@ def convert(
     if table is TableName.messages:
         # the messages table streams: memory stays bounded however big the capture is
         try:
-            stats = write_messages(traces, output, fmt, format=format, tz=tz)
+            stats: StreamStats
+            if redact:
+                stats = write_redacted(traces, output, fmt, format=format, tz=tz)
+            else:
+                stats = write_messages(traces, output, fmt, format=format, tz=tz)
         except McpTraceError as exc:
             typer.echo(f"mcptrace: error: {exc}", err=True)
             raise typer.Exit(2) from exc
@@ -55,6 +68,9 @@ def convert(
         )
         raise typer.Exit(2 if stats.errors else 0)
     trace = load_or_exit(traces, format, tz)
+    if redact:
+        # calls and sessions are derived from the redacted messages: no secret reaches them
+        trace = redact_trace(trace)
     df = trace.calls if table is TableName.calls else trace.sessions
     n = write_table(df, output, fmt, table=table.value)
     typer.echo(f"wrote {n} {table.value} records to {output} ({fmt})", err=True)

@@ -206,6 +206,13 @@ def lint(
     except McpTraceError as exc:
         raise _usage_error(str(exc)) from exc
     input_status = report_input_errors(trace)
+    call_only = trace.call_only_sessions
+    if call_only:
+        typer.echo(
+            f"note: {len(call_only)} session(s) have only call-level records (OpenTelemetry "
+            "spans): message and transport rules cannot judge them",
+            err=True,
+        )
 
     if write_baseline_to is not None:
         # the baseline records everything found now, whatever an older baseline accepted

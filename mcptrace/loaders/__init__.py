@@ -11,7 +11,22 @@ from __future__ import annotations
 import os
 
 from mcptrace.errors import CaptureError, UnknownFormatError, UsageError
-from mcptrace.loaders import capture, chunked, claude_desktop, inspector, mcpsnoop, stdio, vscode
+from mcptrace.loaders import (
+    capture,
+    chunked,
+    claude_code,
+    claude_desktop,
+    gateway,
+    har,
+    inspector,
+    mcpjam,
+    mcpsnoop,
+    mcpspy,
+    otlp,
+    recorder,
+    stdio,
+    vscode,
+)
 from mcptrace.loaders.base import LoadContext, LoaderModule, LoadResult, make_head
 from mcptrace.loaders.reader import Content, looks_binary, read_content
 
@@ -19,7 +34,14 @@ from mcptrace.loaders.reader import Content, looks_binary, read_content
 FORMATS: dict[str, LoaderModule] = {
     capture.NAME: capture,
     mcpsnoop.NAME: mcpsnoop,
+    mcpjam.NAME: mcpjam,
+    recorder.NAME: recorder,
+    mcpspy.NAME: mcpspy,
+    gateway.NAME: gateway,
+    claude_code.NAME: claude_code,
     inspector.NAME: inspector,
+    har.NAME: har,
+    otlp.NAME: otlp,
     claude_desktop.NAME: claude_desktop,
     vscode.NAME: vscode,
     stdio.NAME: stdio,

@@ -9,9 +9,12 @@ Jupyter and saves with ``fig.savefig``. Nothing here shows or saves a figure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import ParamSpec, TypeVar
 
+import matplotlib
 import matplotlib.dates as mdates
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +61,22 @@ FLOOR_MS = 0.01
 NO_TIMESTAMPS = "no timestamped calls"
 
 _US_PER_DAY = 86_400_000_000
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def literal_text(fn: Callable[P, R]) -> Callable[P, R]:
+    """Draw capture text (tool names, session keys) literally: matplotlib would read a
+    `$` in a tool name as mathtext, and a hostile name could make it raise."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def new_axes(ax: Axes | None, size: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:

@@ -22,6 +22,7 @@ from mcptrace.plots._common import (
     OUTCOME_COLORS,
     date_nums,
     group_label,
+    literal_text,
     new_axes,
     no_data,
     plural,
@@ -42,6 +43,7 @@ _CODELESS = {
 _CODE_COLORS = ("#D55E00", "#8C2D04", "#F16913", "#A50F15", "#FDAE6B", "#7F2704", "#E6550D")
 
 
+@literal_text
 def error_distribution(
     calls: Trace | pl.DataFrame,
     by: str = "method",

@@ -30,6 +30,7 @@ from mcptrace.plots._common import (
     fmt_ms,
     group_label,
     latency_axis,
+    literal_text,
     new_axes,
     no_data,
     time_axis,
@@ -51,6 +52,7 @@ _STYLES: tuple[_LineStyle, ...] = ("-", "--", ":", "-.")
 _MPL_3_10 = tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
 
 
+@literal_text
 def latency_distribution(
     calls: Trace | pl.DataFrame,
     by: str = "method",
@@ -157,6 +159,7 @@ def latency_distribution(
     return fig
 
 
+@literal_text
 def latency_over_time(
     calls: Trace | pl.DataFrame,
     by: str | None = None,

@@ -25,6 +25,7 @@ from mcptrace.plots._common import (
     OUTCOME_LABELS,
     capture_end,
     date_nums,
+    literal_text,
     new_axes,
     no_data,
     plural,
@@ -44,6 +45,7 @@ _MAX_TRACKS = 6
 _LANE_FILL = 0.8
 
 
+@literal_text
 def timeline(
     calls: Trace | pl.DataFrame,
     sessions: Sequence[str] | None = None,

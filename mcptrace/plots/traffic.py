@@ -14,12 +14,20 @@ from matplotlib.ticker import MaxNLocator
 
 from mcptrace import analysis
 from mcptrace.analysis._common import BUCKET, check_every
-from mcptrace.plots._common import NO_TIMESTAMPS, date_nums, new_axes, no_data, time_axis
+from mcptrace.plots._common import (
+    NO_TIMESTAMPS,
+    date_nums,
+    literal_text,
+    new_axes,
+    no_data,
+    time_axis,
+)
 from mcptrace.trace import Trace
 
 __all__ = ["concurrency"]
 
 
+@literal_text
 def concurrency(
     calls: Trace | pl.DataFrame,
     every: str | None = None,

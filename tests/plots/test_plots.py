@@ -546,3 +546,24 @@ def test_cli_unreadable_input_exits_2(tmp_path: Path) -> None:
 def test_other_commands_do_not_import_matplotlib() -> None:
     code = "import sys, mcptrace.cli; sys.exit('matplotlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_dollar_signs_in_capture_text_are_drawn_literally(tmp_path: Path) -> None:
+    # matplotlib would read "$...$" as mathtext; a hostile tool name must not break a plot
+    lines = [
+        '{"ts":"2026-08-01T10:00:00Z","dir":"c2s","session":"$s$","msg":{"jsonrpc":"2.0",'
+        '"id":1,"method":"tools/call","params":{"name":"$\\\\frac{a}{$x^"}}}',
+        '{"ts":"2026-08-01T10:00:01Z","dir":"s2c","session":"$s$","msg":{"jsonrpc":"2.0",'
+        '"id":1,"error":{"code":-32603,"message":"boom"}}}',
+    ]
+    path = tmp_path / "dollar.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    trace = mcptrace.load(path)
+    for fig in (
+        plots.latency_distribution(trace, by="tool"),
+        plots.latency_over_time(trace, by="tool"),
+        plots.error_distribution(trace, by="tool"),
+        plots.timeline(trace),
+        plots.concurrency(trace),
+    ):
+        fig.savefig(tmp_path / "out.png")

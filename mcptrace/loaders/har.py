@@ -1,0 +1,593 @@
+"""HAR 1.2 (HTTP Archive) of Streamable HTTP traffic: browser devtools, proxies.
+
+    {"log": {"version": "1.2", "creator": {...}, "entries": [
+      {"startedDateTime": "2025-12-04T09:41:17.204Z", "time": 41.3,
+       "request": {"method": "POST", "url": "https://api.example.com/mcp",
+                   "headers": [{"name": "Mcp-Session-Id", "value": "..."}, ...],
+                   "postData": {"mimeType": "application/json", "text": "{\\"jsonrpc\\": ...}"}},
+       "response": {"status": 200, "statusText": "OK", "headers": [...],
+                    "content": {"mimeType": "text/event-stream", "text": "...",
+                                "encoding": "base64"}},
+       "timings": {...}},
+      ...]}}
+
+Every entry is one HTTP exchange. An entry is MCP traffic when its request or
+response body holds JSON-RPC, or when a header names MCP (``Mcp-Session-Id``,
+``MCP-Protocol-Version``, ``Mcp-Method``, ...). Other entries (the page, its
+scripts, analytics calls) are skipped, and the load notes how many.
+
+Rows of an MCP entry:
+
+* the request body (``postData.text``) becomes ``c2s`` rows: one message, or one row
+  per element of a JSON array (a batch); a request without a body (the GET that
+  opens a server stream, the DELETE that ends a session) is one ``transport`` row;
+* the response becomes ``s2c`` rows: a JSON body is one message (or a batch); a
+  ``text/event-stream`` body is split into events by the SSE rules (``data:`` lines
+  of one event joined with newlines; comments such as heartbeats are not rows) and
+  each event is one row, ``transport`` when its data is not JSON; an empty body
+  (``202 Accepted``), an error status whose body is not JSON-RPC (``401`` with an
+  OAuth error, an HTML page from a proxy) or a failed request (status 0) is one
+  ``transport`` row saying so. ``content.encoding: base64`` bodies are decoded.
+
+HTTP facts go on every row: ``http_method``; ``http_status`` (the response's,
+also on the request rows, so rules and statistics can judge a request by the
+answer it got); ``http_headers`` as a JSON object text, the request headers on
+``c2s`` rows and the response headers on ``s2c`` rows, names as captured (repeated
+headers joined with ``, ``). Transport is ``http``; ``server`` is the URL's host.
+
+Times: request rows are timed ``startedDateTime``; response rows
+``startedDateTime + time`` (the end of the exchange, ``ts_quality`` derived). A
+HAR keeps no time per SSE event, so every event of one stream carries the time the
+stream ended. Rows stay in entry order (HAR orders entries by start time).
+
+Sessions: the ``Mcp-Session-Id`` header of the request, else of the response (the
+initialize response issues it). Exchanges without one (2026-07-28 is stateless,
+and legacy servers may not issue ids) are keyed by their MCP endpoint,
+``scheme://host[:port]/path`` without the query: the origin alone would merge two
+servers behind one gateway, whose request ids would then collide in pairing.
+
+Line numbers: a HAR is one pretty-printed document; every row of an entry points
+at the line where the entry's ``{`` is (found with a tokenizer, whatever the
+layout), or at the entry's 1-based index when that fails. ``raw`` holds what the
+row was read from: the request body, the response body, or the SSE event's lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcptrace import _json
+from mcptrace.loaders.base import NOT_JSON, Head, LoadContext, LoadResult
+from mcptrace.loaders.reader import Content
+from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
+
+NAME = "har"
+DESCRIPTION = (
+    "HAR 1.2 (browser devtools, proxies) of Streamable HTTP: JSON-RPC request bodies, "
+    "JSON and SSE responses"
+)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+_MAX_US = 253_402_300_800_000_000  # 10000-01-01
+#: JSON tokens: strings, structural characters, and runs of anything else (scalars)
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]|[^\s\[\]{},:"]+', re.DOTALL)
+_OPEN, _CLOSE = frozenset(b"[{"), frozenset(b"]}")
+_OBJECT, _ARRAY, _COMMA, _COLON = ord("{"), ord("["), ord(","), ord(":")
+_SSE_LINES = re.compile(r"\r\n|\r|\n")
+#: the start of a HAR document that is too big (or too damaged) to parse for sniffing
+_HEAD_LOG = re.compile(r'^\s*\{?\s*"log"\s*:\s*\{', re.MULTILINE)
+_HEAD_HAR_KEYS = re.compile(r'"(?:version|creator|entries)"\s*:')
+#: a few characters of a non-JSON-RPC body are shown in its transport row
+_BODY_PREVIEW = 200
+
+
+def sniff(head: Head) -> int:
+    whole = head.whole
+    if type(whole) is dict:
+        log = whole.get("log")
+        if type(log) is dict and type(log.get("entries")) is list:
+            return 95 if "version" in log else 70
+        return 0
+    if whole is NOT_JSON and head.lines:
+        text = "\n".join(head.lines[:10])
+        if _HEAD_LOG.search(text) and _HEAD_HAR_KEYS.search(text):
+            return 75
+    return 0
+
+
+# -- line numbers ---------------------------------------------------------------
+
+
+def _entry_lines(data: bytes, count: int) -> list[int]:
+    """Start line of each of ``count`` elements of ``log.entries``, whatever the layout;
+    the 1-based entry index when the tokenizer disagrees with the parsed document."""
+    starts: list[int] = []
+    kinds: list[int] = []  # '{' or '[' per open container
+    keys: list[bytes | None] = []  # per open object: its key being read
+    expect_key: list[bool] = []
+    entries_depth = -1
+    line, pos = 1, 0
+    for m in _TOKENS.finditer(data):
+        c = data[m.start()]
+        if c == _COLON:
+            continue
+        if c == _COMMA:
+            if kinds and kinds[-1] == _OBJECT:
+                expect_key[-1] = True
+            continue
+        if c in _CLOSE:
+            if kinds:
+                kinds.pop()
+                keys.pop()
+                expect_key.pop()
+            if len(kinds) < entries_depth:
+                entries_depth = -1
+            continue
+        if kinds and kinds[-1] == _OBJECT and expect_key[-1]:
+            keys[-1] = m.group()
+            expect_key[-1] = False
+            continue
+        # a value starts here
+        depth = len(kinds)
+        if depth == entries_depth:
+            line += data.count(b"\n", pos, m.start())
+            pos = m.start()
+            starts.append(line)
+        if c in _OPEN:
+            if (
+                c == _ARRAY
+                and depth == 2
+                and kinds == [_OBJECT, _OBJECT]
+                and keys == [b'"log"', b'"entries"']
+            ):
+                entries_depth = depth + 1
+            kinds.append(c)
+            keys.append(None)
+            expect_key.append(c == _OBJECT)
+    if len(starts) == count:
+        return starts
+    return [i + 1 for i in range(count)]
+
+
+# -- pieces of an entry -----------------------------------------------------------
+
+
+def _headers(value: Any) -> dict[str, str]:
+    """HAR ``[{name, value}]`` as ``{name: value}``; repeated names joined with ``, ``."""
+    out: dict[str, str] = {}
+    if type(value) is not list:
+        return out
+    for h in value:
+        if type(h) is not dict or type(h.get("name")) is not str:
+            continue
+        v = h.get("value")
+        text = v if type(v) is str else ("" if v is None else _json.dumps(v))
+        name = h["name"]
+        out[name] = f"{out[name]}, {text}" if name in out else text
+    return out
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    lower = name.lower()
+    for k, v in headers.items():
+        if k.lower() == lower:
+            return v
+    return None
+
+
+def _names_mcp(headers: Mapping[str, str]) -> bool:
+    return any(k.lower().startswith("mcp-") for k in headers)
+
+
+def _body(obj: Any, what: str) -> tuple[str | None, str | None]:
+    """The text of a ``postData`` or ``content`` object (base64 decoded), and a problem."""
+    if type(obj) is not dict:
+        return None, None
+    text = obj.get("text")
+    if text is None:
+        return None, None
+    if type(text) is not str:
+        return None, f"`{what}.text` is a JSON {json_type(text)}, not a string"
+    encoding = obj.get("encoding")
+    if encoding is None or encoding == "":
+        return text, None
+    if type(encoding) is str and encoding.lower() == "base64":
+        try:
+            data = base64.b64decode("".join(text.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return text, f"`{what}.text` is not valid base64 (kept as it is)"
+        decoded, problem = decode_raw(data)
+        return decoded, (f"base64 body: {problem}" if problem else None)
+    return text, f"unknown `{what}.encoding` {_json.dumps(encoding)}: body read as text"
+
+
+def _parse(text: str | None) -> Any:
+    if text is None or not text.strip():
+        return NOT_JSON
+    try:
+        return _json.loads(text)
+    except _json.JSONDecodeError:
+        return NOT_JSON
+
+
+def _is_rpc(value: Any) -> bool:
+    """Whether a parsed value looks like a JSON-RPC message or batch (not: is valid)."""
+    if type(value) is dict:
+        return "jsonrpc" in value or (
+            "id" in value and ("method" in value or "result" in value or "error" in value)
+        )
+    if type(value) is list:
+        return any(_is_rpc(v) for v in value)
+    return False
+
+
+@dataclass
+class _Event:
+    """One dispatched SSE event: its data, type and id, and the lines it was read from."""
+
+    data: str
+    type: str
+    id: str | None
+    raw: str
+    complete: bool = True
+
+
+def sse_events(text: str) -> list[_Event]:
+    """Split an event stream by the SSE parsing rules.
+
+    ``data:`` lines of one event are joined with newlines; a single space after the
+    colon is dropped; comments (``:`` lines) and ``retry:`` are not events; a blank
+    line ends an event, and an event without any ``data`` line is not dispatched. A
+    last event cut before its blank line is kept, marked incomplete.
+    """
+    events: list[_Event] = []
+    data: list[str] = []
+    raw: list[str] = []
+    etype = ""
+    eid: str | None = None
+    for ln in _SSE_LINES.split(text):
+        if not ln:
+            if data:
+                events.append(_Event("\n".join(data), etype, eid, "\n".join(raw)))
+            data, raw, etype, eid = [], [], "", None
+            continue
+        raw.append(ln)
+        if ln.startswith(":"):
+            continue
+        name, colon, value = ln.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            etype = value
+        elif name == "id" and "\0" not in value:
+            eid = value
+    if data:
+        events.append(_Event("\n".join(data), etype, eid, "\n".join(raw), complete=False))
+    return events
+
+
+def _timestamp(value: Any) -> tuple[int | None, str | None, str | None]:
+    """Microseconds since the epoch, quality override (zone-less times are local), problem."""
+    if value is None:
+        return None, None, "entry without `startedDateTime`"
+    if type(value) is not str:
+        return None, None, f"`startedDateTime` is a JSON {json_type(value)}, not a string"
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None, None, f"unreadable `startedDateTime` {_json.dumps(value)}"
+    quality = None
+    if dt.tzinfo is None:
+        dt, quality = dt.replace(tzinfo=UTC), "local"
+    us = (dt - _EPOCH) // _US
+    if abs(us) >= _MAX_US:
+        return None, None, f"`startedDateTime` {value} is out of range"
+    return us, quality, None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _elapsed_ms(entry: dict[str, Any]) -> float | None:
+    """``time``, else the sum of the known ``timings`` (HAR defines ``time`` as that sum)."""
+    t: Any = entry.get("time")
+    if _number(t) and t >= 0:
+        return float(t)
+    timings = entry.get("timings")
+    if type(timings) is dict:
+        parts = [v for v in timings.values() if _number(v) and v >= 0]
+        if parts:
+            return float(sum(parts))
+    return None
+
+
+def _endpoint(url: str | None) -> tuple[str | None, str | None]:
+    """(``scheme://host[:port]/path``, host) of a request URL."""
+    if not url:
+        return None, None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        port = parts.port
+    except ValueError:
+        return url, None
+    if not parts.scheme or host is None:
+        return url, None
+    netloc = host if port is None else f"{host}:{port}"
+    return f"{parts.scheme}://{netloc}{parts.path or '/'}", netloc
+
+
+def _path(url: Any) -> str:
+    try:
+        return urlsplit(url).path if type(url) is str else ""
+    except ValueError:
+        return ""
+
+
+def _reason(status: int | None, text: Any) -> str:
+    """`` OK`` after a status: the captured reason phrase, else the standard one
+    (HTTP/2 has none, so browsers record an empty ``statusText``)."""
+    if type(text) is str and text:
+        return f" {text}"
+    try:
+        return f" {HTTPStatus(status).phrase}" if status is not None else ""
+    except ValueError:
+        return ""
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _BODY_PREVIEW else flat[:_BODY_PREVIEW] + "..."
+
+
+@dataclass
+class _Counts:
+    skipped: int = 0
+    no_body: int = 0
+    no_session: set[str] = field(default_factory=set)
+    cut_events: int = 0
+
+
+# -- one entry ---------------------------------------------------------------------
+
+
+def _add_entry(rows: RowBuilder, entry: Any, line: int, ctx: LoadContext, counts: _Counts) -> None:
+    if type(entry) is not dict:
+        rows.add_invalid(line, _json.dumps(entry), f"HAR entry is a JSON {json_type(entry)}")
+        return
+    request = entry.get("request")
+    response = entry.get("response")
+    req = request if type(request) is dict else {}
+    resp = response if type(response) is dict else {}
+    req_headers = _headers(req.get("headers"))
+    resp_headers = _headers(resp.get("headers"))
+    req_body, req_problem = _body(req.get("postData"), "postData")
+    content = resp.get("content")
+    resp_body, resp_problem = _body(content, "content")
+    mime = content.get("mimeType") if type(content) is dict else None
+    content_type = mime if type(mime) is str and mime else _header(resp_headers, "Content-Type")
+    is_sse = content_type is not None and "text/event-stream" in content_type.lower()
+    events = sse_events(resp_body) if is_sse and resp_body else []
+    req_msg = _parse(req_body)
+    resp_msg = NOT_JSON if is_sse else _parse(resp_body)
+    is_mcp = (
+        _is_rpc(req_msg)
+        or _is_rpc(resp_msg)
+        or any(_is_rpc(_parse(e.data)) for e in events)
+        or _names_mcp(req_headers)
+        or _header(resp_headers, "Mcp-Session-Id") is not None
+    )
+    if not is_mcp:
+        counts.skipped += 1
+        return
+
+    method = req.get("method")
+    http_method = method if type(method) is str else None
+    url = req.get("url")
+    endpoint, host = _endpoint(url if type(url) is str else None)
+    raw_status = resp.get("status")
+    status = raw_status if type(raw_status) is int and raw_status > 0 else None
+    reason = _reason(status, resp.get("statusText"))
+    session = _header(req_headers, "Mcp-Session-Id") or _header(resp_headers, "Mcp-Session-Id")
+    if session is None:
+        session = endpoint or ctx.stem
+        counts.no_session.add(session)
+
+    start_us, quality, ts_problem = _timestamp(entry.get("startedDateTime"))
+    elapsed = _elapsed_ms(entry)
+    end_us: int | None = None
+    end_problem = None
+    if start_us is not None and elapsed is not None:
+        end_us = start_us + round(elapsed * 1000)
+    elif start_us is not None:
+        end_problem = "entry without `time` or `timings`: the response time is unknown"
+
+    # -- the request --------------------------------------------------------------
+    env = Envelope(
+        ts_us=start_us,
+        session=session,
+        server=host,
+        direction="c2s",
+        transport="http",
+        http_method=http_method,
+        http_status=status,
+        http_headers=_json.dumps(req_headers) if req_headers else None,
+    )
+    notes = [p for p in (ts_problem, req_problem) if p]
+    note = "; ".join(notes) or None
+    start = len(rows)
+    if req_body is None or not req_body.strip():
+        path = _path(url)
+        rows.add_other(
+            line,
+            f"{http_method or 'HTTP'} {url if type(url) is str else ''}".strip(),
+            "transport",
+            env,
+            note,
+            text=f"HTTP {http_method or 'request'} {path or '/'} (no body)",
+        )
+    elif req_msg is NOT_JSON:
+        rows.add_text(line, req_body, req_body, env, note)
+    else:
+        rows.add_parsed(line, req_body, req_msg, req_body, env, note)
+    if quality:
+        rows.override_ts_quality(start, quality)
+
+    # -- the response ---------------------------------------------------------------
+    env = Envelope(
+        ts_us=end_us,
+        session=session,
+        server=host,
+        direction="s2c",
+        transport="http",
+        http_method=http_method,
+        http_status=status,
+        http_headers=_json.dumps(resp_headers) if resp_headers else None,
+    )
+    notes = [p for p in (end_problem, resp_problem) if p]
+    start = len(rows)
+    body = _Body(resp_body, resp_msg, is_sse, events)
+    _add_response(rows, line, entry, resp, status, reason, body, env, notes)
+    counts.cut_events += sum(1 for e in events if not e.complete)
+    if status is not None and resp_body is None and _size(content) > 0:
+        counts.no_body += 1
+    rows.override_ts_quality(start, "derived")
+
+
+@dataclass
+class _Body:
+    """A response body: its text, its JSON value (or NOT_JSON), and its SSE events."""
+
+    text: str | None
+    parsed: Any
+    sse: bool
+    events: list[_Event]
+
+
+def _size(content: Any) -> int:
+    if type(content) is not dict:
+        return 0
+    size = content.get("size")
+    return size if type(size) is int else 0
+
+
+def _add_response(
+    rows: RowBuilder,
+    line: int,
+    entry: dict[str, Any],
+    resp: dict[str, Any],
+    status: int | None,
+    reason: str,
+    parts: _Body,
+    env: Envelope,
+    notes: list[str],
+) -> None:
+    note = "; ".join(notes) or None
+    body, msg, events = parts.text, parts.parsed, parts.events
+    if status is None:
+        error = entry.get("_error") or resp.get("_error")
+        why = f": {error}" if type(error) is str and error else ""
+        rows.add_other(
+            line,
+            _json.dumps(resp) if resp else "",
+            "transport",
+            env,
+            note,
+            text=f"no HTTP response (the request failed or was cancelled{why})",
+        )
+        return
+    if events:
+        for e in events:
+            event_notes = list(notes)
+            if not e.complete:
+                event_notes.append("SSE event not ended by a blank line: the stream was cut")
+            event_note = "; ".join(event_notes) or None
+            parsed = _parse(e.data)
+            if parsed is NOT_JSON:
+                label = f"SSE event `{e.type}`" if e.type else "SSE event"
+                if e.id is not None:
+                    label += f" (id {e.id})"
+                text = f"{label}: {e.data}" if e.data else f"{label} without data"
+                rows.add_other(line, e.raw, "transport", env, event_note, text=text)
+            else:
+                rows.add_parsed(line, e.raw, parsed, e.data, env, event_note)
+        return
+    if parts.sse and body is not None and body.strip():
+        text = f"HTTP {status}{reason}: SSE stream without events"
+        rows.add_other(line, body, "transport", env, note, text=text)
+        return
+    if body is None or not body.strip():
+        size = _size(resp.get("content"))
+        if size > 0 and body is None:
+            notes.append(f"the response body ({size} bytes) was not saved in the HAR")
+            text = f"HTTP {status}{reason} (body not saved)"
+        else:
+            text = f"HTTP {status}{reason} (no body)"
+        rows.add_other(line, body or "", "transport", env, "; ".join(notes) or None, text=text)
+        return
+    if _is_rpc(msg) or (status < 300 and msg is not NOT_JSON):
+        rows.add_parsed(line, body, msg, body, env, note)
+    elif status < 300:
+        rows.add_text(line, body, body, env, note)  # not JSON: an invalid row says why
+    else:
+        text = f"HTTP {status}{reason}: {_preview(body)}"
+        rows.add_other(line, body, "transport", env, note, text=text)
+
+
+# -- the document --------------------------------------------------------------------
+
+
+def load(content: Content, ctx: LoadContext) -> LoadResult:
+    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem, transport="http")
+    n_lines = len(content.lines)
+    if not content.data.strip():
+        return LoadResult(messages=rows.frame(), lines=n_lines)
+    try:
+        doc = _json.loads(content.data)
+    except _json.JSONDecodeError as exc:
+        first, _ = decode_raw(content.lines[0])
+        problem = _json.describe_error(exc)
+        rows.add_invalid(1, first, f"HAR document is not valid JSON: {problem}")
+        cut = exc.pos is not None and exc.pos >= len(content.data.rstrip()) - 1
+        cut_note = ["the HAR document ends in the middle: it was cut"] if cut else []
+        return LoadResult(messages=rows.frame(), lines=n_lines, truncated=cut, notes=cut_note)
+    log = doc.get("log") if type(doc) is dict else None
+    entries = log.get("entries") if type(log) is dict else None
+    if type(entries) is not list:
+        first, _ = decode_raw(content.lines[0])
+        what = "an object" if type(doc) is dict else f"a JSON {json_type(doc)}"
+        rows.add_invalid(1, first, f"not a HAR document: {what} without `log.entries`")
+        return LoadResult(messages=rows.frame(), lines=n_lines)
+
+    starts = _entry_lines(content.data, len(entries))
+    counts = _Counts()
+    for i, entry in enumerate(entries):
+        _add_entry(rows, entry, starts[i], ctx, counts)
+
+    notes: list[str] = []
+    if counts.skipped:
+        what = "entry" if counts.skipped == 1 else "entries"
+        notes.append(f"{counts.skipped} {what} without JSON-RPC (not MCP) skipped")
+    if counts.no_session:
+        keys = ", ".join(sorted(counts.no_session))
+        notes.append(f"exchanges without Mcp-Session-Id are keyed by their endpoint: {keys}")
+    if counts.no_body:
+        notes.append(
+            f"{counts.no_body} response body(ies) not saved in the HAR: their messages are missing"
+        )
+    if counts.cut_events:
+        notes.append(f"{counts.cut_events} SSE event(s) cut before their end")
+    truncated = bool(counts.no_body or counts.cut_events)
+    return LoadResult(messages=rows.frame(), lines=n_lines, truncated=truncated, notes=notes)

@@ -1,0 +1,89 @@
+"""What a report looks at: some sessions and an incident window of a trace.
+
+Cutting the messages at the edges of a window with :meth:`Trace.filter` alone would
+misreport what happened inside it: the handshake before the window is lost (so every
+session's revision becomes unknown and the linter says so on every message), a call
+asked inside the window and answered after it looks unanswered, and one answered
+inside it but asked before looks like an orphan. The report therefore pairs calls and
+identifies sessions on the whole capture (restricted to the chosen sessions), and only
+then keeps what happened in the window:
+
+* messages timed inside the window (untimed rows are dropped, as ``Trace.filter`` does);
+* calls whose *request* is inside it, with their real outcome and latency even when the
+  answer came later;
+* findings (linted on the whole capture) on messages inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import polars as pl
+
+from mcptrace.trace import Trace
+
+__all__ = ["Focus", "focus", "utc"]
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The report's view of a trace."""
+
+    #: the windowed trace every table and plot is drawn from
+    view: Trace
+    #: the chosen sessions over the whole capture: linted, and the source of raw lines
+    context: Trace
+    since: datetime | None
+    until: datetime | None
+    sessions: tuple[str, ...] | None
+
+    @property
+    def windowed(self) -> bool:
+        return self.since is not None or self.until is not None
+
+    def in_window(self, ts: pl.Expr) -> pl.Expr:
+        """True for times inside the window (always true without one, null-safe)."""
+        cond = pl.lit(True)
+        if self.since is not None:
+            cond &= ts >= self.since
+        if self.until is not None:
+            cond &= ts <= self.until
+        return cond.fill_null(False) if self.windowed else cond
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """``value`` in UTC; a time without a zone is taken to be UTC already."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def focus(
+    trace: Trace,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session: str | Sequence[str] | None = None,
+) -> Focus:
+    """Restrict ``trace`` to some sessions and a time window (see the module docstring)."""
+    since, until = utc(since), utc(until)
+    sessions = (
+        None if session is None else tuple([session] if isinstance(session, str) else session)
+    )
+    context = trace if sessions is None else trace.filter(session=list(sessions))
+    result = Focus(context, context, since, until, sessions)
+    if not result.windowed:
+        return result
+    view = context.filter(since=since, until=until)
+    calls = context.calls
+    # an orphan response has no request time: it belongs where it was received
+    when = pl.coalesce("request_ts", "response_ts")
+    # cached_property keeps its value in the instance dict: setting it there gives the
+    # windowed trace the whole capture's pairing and session identity (module docstring)
+    vars(view)["identity"] = context.identity
+    vars(view)["calls"] = calls.filter(result.in_window(when))
+    return Focus(view, context, since, until, sessions)

@@ -1,0 +1,562 @@
+"""The HAR (HTTP Archive) loader: Streamable HTTP exchanges as message rows."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+import pytest
+from factories import SAMPLES, err, note, req, res
+
+import mcptrace
+from mcptrace.loaders import FORMATS, detect, har
+from mcptrace.loaders.base import NOT_JSON, Head, make_head
+from mcptrace.loaders.reader import read_content
+from mcptrace.schema import CALLS, MESSAGES, SESSIONS
+
+LEGACY = SAMPLES / "har" / "streamable-http-2025-11-25.har"
+MODERN = SAMPLES / "har" / "streamable-http-2026-07-28.har"
+URL = "https://mcp.example.org/mcp"
+T0 = "2026-08-01T10:00:00.000Z"
+
+
+def exchange(
+    body: Any = None,
+    *,
+    status: int = 200,
+    response: Any = None,
+    mime: str = "application/json",
+    method: str = "POST",
+    url: str = URL,
+    headers: dict[str, str] | None = None,
+    resp_headers: dict[str, str] | None = None,
+    started: str = T0,
+    time: float = 25.0,
+    encoding: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One HAR entry; dict/list bodies are JSON-encoded, strings written as they are."""
+    request: dict[str, Any] = {
+        "method": method,
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "headers": [{"name": k, "value": v} for k, v in (headers or {}).items()],
+    }
+    if body is not None:
+        text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        request["postData"] = {"mimeType": "application/json", "text": text}
+    content: dict[str, Any] = {"mimeType": mime}
+    if response is not None:
+        text = response if isinstance(response, str) else orjson.dumps(response).decode()
+        content["text"] = text
+        content["size"] = len(text)
+    if encoding is not None:
+        content["encoding"] = encoding
+    entry: dict[str, Any] = {
+        "startedDateTime": started,
+        "time": time,
+        "request": request,
+        "response": {
+            "status": status,
+            "statusText": "",
+            "headers": [{"name": k, "value": v} for k, v in (resp_headers or {}).items()],
+            "content": content,
+        },
+        "timings": {"send": 0, "wait": time, "receive": 0},
+    }
+    entry.update(extra)
+    return entry
+
+
+def write_har(path: Path, entries: list[Any], *, indent: bool = True) -> Path:
+    doc = {
+        "log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": entries}
+    }
+    option = orjson.OPT_INDENT_2 if indent else 0
+    path.write_bytes(orjson.dumps(doc, option=option))
+    return path
+
+
+def load(tmp_path: Path, entries: list[Any], **kw: Any) -> mcptrace.Trace:
+    return mcptrace.load(write_har(tmp_path / "capture.har", entries, **kw))
+
+
+def kinds(df: pl.DataFrame) -> list[str]:
+    return df["kind"].cast(pl.String).to_list()
+
+
+def directions(df: pl.DataFrame) -> list[str]:
+    return df["direction"].cast(pl.String).to_list()
+
+
+def headers_of(row: dict[str, Any]) -> dict[str, str]:
+    value: dict[str, str] = orjson.loads(row["http_headers"])
+    return value
+
+
+# -- the samples ----------------------------------------------------------------------
+
+
+def test_legacy_sample_is_detected_from_content_not_name(tmp_path: Path) -> None:
+    path = tmp_path / "export.txt"
+    shutil.copy(LEGACY, path)
+    trace = mcptrace.load(path)
+    m = trace.messages
+    MESSAGES.validate(m)
+    CALLS.validate(trace.calls)
+    SESSIONS.validate(trace.sessions)
+    src = trace.sources.row(0, named=True)
+    assert (src["format"], src["detected"], src["rows"], src["invalid"]) == (
+        "har",
+        "content",
+        20,
+        0,
+    )
+    assert src["note"] == "3 entries without JSON-RPC (not MCP) skipped"
+    assert not src["truncated"]
+    assert kinds(m) == [
+        "request", "response",  # initialize
+        "notification", "transport",  # notifications/initialized -> 202
+        "transport", "transport", "notification",  # GET stream: priming event, list_changed
+        "request", "response",  # tools/list (base64 body)
+        "request", "transport", "notification", "notification", "response",  # SSE
+        "request", "transport",  # 401
+        "request", "response",
+        "transport", "transport",  # DELETE
+    ]  # fmt: skip
+    assert directions(m)[:4] == ["c2s", "s2c", "c2s", "s2c"]
+    assert m["transport"].cast(pl.String).unique().to_list() == ["http"]
+    # the initialize request has no session header yet: its response issues the id
+    assert m["session"].unique().to_list() == ["c9a1f3e2-5b7d-4e8a-9f10-2d3c4b5a6e7f"]
+    assert m["server"].unique().to_list() == ["docs-mcp.example.net"]
+    s = trace.sessions.row(0, named=True)
+    assert (s["revision"], s["revision_source"], s["client_name"]) == (
+        "2025-11-25",
+        "initialize",
+        "docs-web-agent",
+    )
+
+
+def test_legacy_sample_rows_carry_http_facts() -> None:
+    m = mcptrace.load(LEGACY).messages
+    rows = m.to_dicts()
+    init_req, init_res, initialized, accepted = rows[:4]
+    assert (init_req["http_method"], init_req["http_status"]) == ("POST", 200)
+    assert headers_of(init_req)["accept"] == "application/json, text/event-stream"
+    assert "mcp-session-id" not in headers_of(init_req)
+    assert headers_of(init_res)["mcp-session-id"] == "c9a1f3e2-5b7d-4e8a-9f10-2d3c4b5a6e7f"
+    # the status of the exchange is on the request row too
+    assert (initialized["http_status"], accepted["http_status"]) == (202, 202)
+    assert accepted["message"] == "HTTP 202 Accepted (no body)"
+    assert headers_of(initialized)["mcp-protocol-version"] == "2025-11-25"
+    unauthorized = m.filter((pl.col("http_status") == 401) & (pl.col("kind") == "transport"))
+    text = unauthorized["message"].item()
+    assert text.startswith('HTTP 401 Unauthorized: {"error":"invalid_token"')
+    assert "www-authenticate" in headers_of(unauthorized.row(0, named=True))
+    delete = m.filter(pl.col("http_method") == "DELETE")
+    assert delete["message"].to_list() == ["HTTP DELETE /mcp (no body)", "HTTP 200 OK (no body)"]
+
+
+def test_legacy_sample_lines_point_at_entries() -> None:
+    m = mcptrace.load(LEGACY).messages
+    text = LEGACY.read_text().split("\n")
+    doc = orjson.loads(LEGACY.read_bytes())
+    lines = m["line"].unique(maintain_order=True).to_list()
+    assert len(lines) == len(doc["log"]["entries"]) - 3  # the MCP entries
+    for line in lines:
+        assert text[line - 1] == "      {", line  # log.entries[i] at indent 2
+    # rows of one entry share its line: request, then its response
+    assert m["line"][:4].to_list() == [lines[0], lines[0], lines[1], lines[1]]
+
+
+def test_legacy_sample_times_and_calls() -> None:
+    trace = mcptrace.load(LEGACY)
+    m = trace.messages
+    # request at startedDateTime, response at startedDateTime + time (derived)
+    assert str(m["ts"][0]) == "2025-12-04 09:41:17.204000+00:00"
+    assert str(m["ts"][1]) == "2025-12-04 09:41:17.245300+00:00"
+    quality = m["ts_quality"].cast(pl.String).to_list()
+    assert quality == ["exact" if d == "c2s" else "derived" for d in directions(m)]
+    calls = trace.calls.select("id", "method", "target", "latency_ms", "outcome")
+    assert calls.rows() == [
+        ("0", "initialize", None, 41.3, "ok"),
+        ("1", "tools/list", None, 12.6, "ok"),
+        ("2", "tools/call", "search_docs", 412.7, "ok"),
+        ("3", "tools/call", "fetch_page", None, "unanswered"),  # 401: no JSON-RPC answer
+        ("4", "tools/call", "fetch_page", 58.9, "ok"),
+    ]
+    # every SSE event of one stream is timed at the end of the stream
+    sse = m.filter(pl.col("line") == m.filter(pl.col("id") == "2")["line"][0])
+    assert sse["ts"][1:].n_unique() == 1
+
+
+def test_legacy_sample_sse_events() -> None:
+    m = mcptrace.load(LEGACY).messages
+    call = m.filter(pl.col("line") == m.filter(pl.col("id") == "2")["line"][0])
+    # priming event (id, empty data) is a transport row; the keep-alive comment no row
+    assert call["message"][1] == "SSE event (id 2f6d0c1e-0) without data"
+    assert call["raw"][1] == "id: 2f6d0c1e-0\ndata: "
+    # a message split over two data: lines is joined with a newline
+    progress = call.filter(pl.col("method") == "notifications/progress")["message"].to_list()
+    assert progress[1] == (
+        '{"jsonrpc":"2.0","method":"notifications/progress",\n'
+        ' "params":{"progressToken":"p-2","progress":2,"total":3,"message":"ranking"}}'
+    )
+    assert call.filter(pl.col("kind") == "notification")["progress_token"].to_list() == [
+        '"p-2"',
+        '"p-2"',
+    ]
+
+
+def test_modern_sample_lint_flags_the_header_body_mismatch() -> None:
+    trace = mcptrace.load(MODERN)
+    m = trace.messages
+    assert m["session"].unique().to_list() == ["https://weather.example.com/mcp"]
+    note_text = trace.sources["note"][0]
+    assert "keyed by their endpoint: https://weather.example.com/mcp" in note_text
+    s = trace.sessions.row(0, named=True)
+    assert (s["revision"], s["revision_source"]) == ("2026-07-28", "meta")
+    findings = mcptrace.lint(trace)
+    ht = findings.filter(pl.col("code").str.starts_with("HT"))
+    assert ht.select("code", "line").rows() == [("HT004", 321)]
+    assert ht["message"][0] == 'Mcp-Name header "forecast" does not match body value "alerts"'
+    # the -32022 and -32020 rejections use 400, as 2026-07-28 requires: no HT006
+    errors = m.filter(pl.col("kind") == "error").select("error_code", "http_status").rows()
+    assert errors == [(-32020, 400), (-32022, 400)]
+    text = MODERN.read_text().split("\n")
+    assert text[320] == "            {"  # log.entries[i] at indent 4
+
+
+# -- detection ------------------------------------------------------------------------
+
+
+def test_sniff_needs_log_entries(tmp_path: Path) -> None:
+    path = write_har(tmp_path / "a.json", [exchange(req(1, "ping"), response=res(1))])
+    assert detect(read_content(path)) == "har"
+    head = make_head(read_content(path))
+    assert har.sniff(head) == 95
+    others = [
+        {"log": {"entries": {}}},
+        {"log": "x"},
+        {"resourceSpans": []},
+        [{"log": {"version": "1.2", "entries": []}}],
+    ]
+    for doc in others:
+        p = tmp_path / "b.json"
+        p.write_bytes(orjson.dumps(doc))
+        assert har.sniff(make_head(read_content(p))) == 0, doc
+    no_version = tmp_path / "c.json"
+    no_version.write_bytes(orjson.dumps({"log": {"entries": []}}))
+    assert har.sniff(make_head(read_content(no_version))) == 70
+
+
+def test_sniff_reads_the_head_of_a_document_too_big_to_parse() -> None:
+    lines = ["{", '  "log": {', '    "version": "1.2",', '    "creator": {']
+    assert har.sniff(Head(source="x", lines=lines, parsed=[NOT_JSON] * 4, whole=NOT_JSON)) == 75
+    other = ["{", '  "data": {']
+    assert har.sniff(Head(source="x", lines=other, parsed=[NOT_JSON] * 2, whole=NOT_JSON)) == 0
+
+
+def test_format_is_listed() -> None:
+    assert FORMATS["har"] is har
+    assert "HAR" in har.DESCRIPTION
+
+
+# -- bodies ---------------------------------------------------------------------------
+
+
+def test_json_request_and_response_and_202(tmp_path: Path) -> None:
+    m = load(
+        tmp_path,
+        [
+            exchange(req(1, "tools/list"), response=res(1, {"tools": []})),
+            exchange(note("notifications/initialized"), status=202, response="", mime="x-unknown"),
+        ],
+    ).messages
+    assert kinds(m) == ["request", "response", "notification", "transport"]
+    assert directions(m) == ["c2s", "s2c", "c2s", "s2c"]
+    assert m["message"][0] == '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    assert m["raw"][0] == m["message"][0]  # the request body as captured
+    assert m["message"][3] == "HTTP 202 Accepted (no body)"
+    assert m["http_status"].to_list() == [200, 200, 202, 202]
+    assert m["http_method"].to_list() == ["POST"] * 4
+
+
+def test_batches_on_both_sides(tmp_path: Path) -> None:
+    m = load(
+        tmp_path,
+        [
+            exchange(
+                [req(1, "tools/list"), note("notifications/initialized")],
+                response=[res(1)],
+            )
+        ],
+    ).messages
+    assert kinds(m) == ["request", "notification", "response"]
+    assert m["batch_index"].to_list() == [0, 1, 0]
+    assert m["batched"].all()
+
+
+def test_base64_bodies_are_decoded(tmp_path: Path) -> None:
+    body = orjson.dumps(res(1, {"tools": [{"name": "café"}]}))
+    entries = [
+        exchange(req(1, "tools/list"), response=base64.b64encode(body).decode(), encoding="base64"),
+        exchange(req(2, "tools/list"), response="not base64!", encoding="base64"),
+        exchange(req(3, "tools/list"), response=res(3), encoding="gzip"),
+    ]
+    m = load(tmp_path, entries).messages
+    assert m["message"][1] == body.decode()
+    assert kinds(m) == ["request", "response", "request", "invalid", "request", "response"]
+    assert m["parse_error"][3].startswith("`content.text` is not valid base64 (kept as it is)")
+    assert m["parse_error"][5] == 'unknown `content.encoding` "gzip": body read as text'
+
+
+def test_headers_are_a_json_object_per_side(tmp_path: Path) -> None:
+    entry = exchange(
+        req(1, "tools/list"),
+        response=res(1),
+        headers={"Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"},
+        resp_headers={"Content-Type": "application/json"},
+    )
+    entry["response"]["headers"].append({"name": "Vary", "value": "Origin"})
+    entry["response"]["headers"].append({"name": "Vary", "value": "Accept"})
+    m = load(tmp_path, [entry]).messages
+    assert headers_of(m.row(0, named=True)) == {
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    assert headers_of(m.row(1, named=True)) == {
+        "Content-Type": "application/json",
+        "Vary": "Origin, Accept",
+    }
+
+
+def test_error_responses(tmp_path: Path) -> None:
+    entries = [
+        # a JSON-RPC error sent with an HTTP error status
+        exchange(req(1, "tools/call"), status=400, response=err(1, -32602, "bad")),
+        # a proxy's HTML page
+        exchange(req(2, "tools/list"), status=502, response="<html>Bad gateway</html>"),
+        # a 2xx whose body is not JSON: the client cannot read it
+        exchange(req(3, "tools/list"), response="OK", mime="text/plain"),
+        # the request never got an answer (status 0, as browsers record it)
+        exchange(req(4, "tools/list"), status=0, _error="net::ERR_CONNECTION_RESET"),
+    ]
+    trace = load(tmp_path, entries)
+    m = trace.messages
+    assert kinds(m) == [
+        "request", "error", "request", "transport", "request", "invalid", "request", "transport",
+    ]  # fmt: skip
+    assert m["message"][3] == "HTTP 502 Bad Gateway: <html>Bad gateway</html>"
+    assert m["parse_error"][5].startswith("invalid JSON")
+    assert m["message"][7] == (
+        "no HTTP response (the request failed or was cancelled: net::ERR_CONNECTION_RESET)"
+    )
+    assert m["http_status"][6] is None
+    assert trace.calls.filter(pl.col("id") == "1")["error_code"].item() == -32602
+
+
+def test_requests_without_body_and_bad_request_bodies(tmp_path: Path) -> None:
+    mcp = {"Mcp-Session-Id": "s-1"}
+    entries = [
+        exchange(method="GET", headers=mcp, response="", mime="text/event-stream"),
+        exchange("{not json", headers=mcp, status=400, response=""),
+        exchange({"foo": 1}, headers=mcp, status=400, response=""),
+    ]
+    m = load(tmp_path, entries).messages
+    assert kinds(m) == ["transport", "transport", "invalid", "transport", "invalid", "transport"]
+    assert m["message"][0] == "HTTP GET /mcp (no body)"
+    assert m["parse_error"][2].startswith("invalid JSON")
+    assert m["parse_error"][4].startswith("not a JSON-RPC message")
+    assert m["session"].unique().to_list() == ["s-1"]
+
+
+# -- SSE ------------------------------------------------------------------------------
+
+
+def sse_exchange(stream: str, **kw: Any) -> dict[str, Any]:
+    return exchange(
+        req(1, "tools/call", {"name": "t"}), response=stream, mime="text/event-stream", **kw
+    )
+
+
+def test_sse_events_are_split_by_the_sse_rules(tmp_path: Path) -> None:
+    progress = orjson.dumps(note("notifications/progress", {"progressToken": 1, "progress": 1}))
+    stream = (
+        ": connected\r\n\r\n"  # a comment: no row
+        "retry: 3000\n\n"  # no data: not an event
+        f"event: message\nid: 7\ndata: {progress.decode()}\n\n"
+        'data:{"jsonrpc":"2.0",\ndata:"id":1,\n'  # no space after the colon is fine too
+        ": heartbeat inside an event\n"
+        'data: "result":{}}\n\n'
+        "event: endpoint\ndata: /messages?sessionId=abc\n\n"
+    )
+    m = load(tmp_path, [sse_exchange(stream)]).messages
+    assert kinds(m) == ["request", "notification", "response", "transport"]
+    assert m["message"][2] == '{"jsonrpc":"2.0",\n"id":1,\n"result":{}}'
+    assert m["raw"][1] == f"event: message\nid: 7\ndata: {progress.decode()}"
+    assert m["message"][3] == "SSE event `endpoint`: /messages?sessionId=abc"
+    assert m["parse_error"].null_count() == m.height
+
+
+def test_sse_stream_cut_before_the_end_of_an_event(tmp_path: Path) -> None:
+    stream = 'data: {"jsonrpc":"2.0","id":1,"result":{}}'  # no blank line after it
+    trace = load(tmp_path, [sse_exchange(stream)])
+    m = trace.messages
+    assert kinds(m) == ["request", "response"]
+    assert m["parse_error"][1] == "SSE event not ended by a blank line: the stream was cut"
+    src = trace.sources.row(0, named=True)
+    assert src["truncated"]
+    assert "1 SSE event(s) cut before their end" in src["note"]
+
+
+def test_sse_stream_without_events(tmp_path: Path) -> None:
+    m = load(tmp_path, [sse_exchange(": ping\n\n: ping\n\n")]).messages
+    assert kinds(m) == ["request", "transport"]
+    assert m["message"][1] == "HTTP 200 OK: SSE stream without events"
+
+
+def test_sse_module_function() -> None:
+    events = har.sse_events("data: a\ndata: b\n\nid: 3\ndata:\n\n:c\n\ndata: x")
+    assert [(e.data, e.id, e.complete) for e in events] == [
+        ("a\nb", None, True),
+        ("", "3", True),
+        ("x", None, False),
+    ]
+
+
+# -- times, sessions, skipped entries ---------------------------------------------------
+
+
+def test_response_time_is_derived_from_time_or_timings(tmp_path: Path) -> None:
+    no_time = exchange(req(2, "ping"), response=res(2), started="2026-08-01T10:00:01.000+02:00")
+    del no_time["time"]
+    no_time["timings"] = {"blocked": -1, "send": 1.5, "wait": 10, "receive": 0.5}
+    nothing = exchange(req(3, "ping"), response=res(3), started="2026-08-01T10:00:02")
+    del nothing["time"]
+    del nothing["timings"]
+    entries = [exchange(req(1, "ping"), response=res(1), time=12.5), no_time, nothing]
+    m = load(tmp_path, entries).messages
+    ts = [str(t) for t in m["ts"].to_list()]
+    assert ts[:4] == [
+        "2026-08-01 10:00:00+00:00",
+        "2026-08-01 10:00:00.012500+00:00",
+        "2026-08-01 08:00:01+00:00",
+        "2026-08-01 08:00:01.012000+00:00",
+    ]
+    assert m["ts_quality"].cast(pl.String).to_list() == [
+        "exact", "derived", "exact", "derived", "local", "none",
+    ]  # fmt: skip
+    assert m["parse_error"][5] == "entry without `time` or `timings`: the response time is unknown"
+
+
+def test_sessions_from_headers_else_the_endpoint(tmp_path: Path) -> None:
+    entries = [
+        exchange(req(0, "initialize"), response=res(0), resp_headers={"Mcp-Session-Id": "abc"}),
+        exchange(req(1, "ping"), response=res(1), headers={"mcp-session-id": "abc"}),
+        exchange(req(1, "ping"), response=res(1), url="https://gw.example.org:8443/mcp/a?x=1"),
+        exchange(req(1, "ping"), response=res(1), url="https://gw.example.org:8443/mcp/b"),
+    ]
+    trace = load(tmp_path, entries)
+    assert trace.messages["session"].unique(maintain_order=True).to_list() == [
+        "abc",
+        "https://gw.example.org:8443/mcp/a",
+        "https://gw.example.org:8443/mcp/b",
+    ]
+    assert trace.messages["server"][-1] == "gw.example.org:8443"
+    # two servers behind one gateway keep their id spaces apart
+    assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok"] * 4
+
+
+def test_non_mcp_entries_are_skipped_and_counted(tmp_path: Path) -> None:
+    entries = [
+        exchange(
+            method="GET", url="https://app.example.org/", response="<html/>", mime="text/html"
+        ),
+        exchange({"event": "click"}, url="https://app.example.org/api", status=204),
+        exchange(req(1, "ping"), response=res(1)),
+    ]
+    trace = load(tmp_path, entries)
+    assert trace.messages.height == 2
+    assert trace.sources["note"][0].startswith("2 entries without JSON-RPC (not MCP) skipped; ")
+    one = load(tmp_path, entries[1:])
+    assert one.sources["note"][0].startswith("1 entry without JSON-RPC (not MCP) skipped; ")
+
+
+def test_a_response_body_not_saved(tmp_path: Path) -> None:
+    entry = exchange(req(1, "tools/list"))
+    entry["response"]["content"]["size"] = 812
+    trace = load(tmp_path, [entry])
+    m = trace.messages
+    assert m["message"][1] == "HTTP 200 OK (body not saved)"
+    assert m["parse_error"][1] == "the response body (812 bytes) was not saved in the HAR"
+    assert trace.sources["truncated"][0]
+
+
+# -- line numbers and malformed documents -----------------------------------------------
+
+
+def test_lines_of_a_minified_har_and_of_odd_layouts(tmp_path: Path) -> None:
+    entries = [exchange(req(1, "ping"), response=res(1)), exchange(req(2, "ping"), response=res(2))]
+    assert load(tmp_path, entries, indent=False).messages["line"].to_list() == [1, 1, 1, 1]
+    # keys named "log" / "entries" deeper inside do not confuse the tokenizer
+    doc = {
+        "log": {
+            "creator": {"log": {"entries": [1, 2, 3]}, "x": '"entries": ['},
+            "version": "1.2",
+            "entries": entries,
+        }
+    }
+    path = tmp_path / "odd.har"
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    m = mcptrace.load(path).messages
+    text = path.read_text().split("\n")
+    assert [text[n - 1] for n in m["line"].unique(maintain_order=True)] == ["      {", "      {"]
+
+
+def test_entry_lines_fall_back_to_the_entry_index() -> None:
+    assert har._entry_lines(b'{"log": {"entries": [{}, {}]}}', 3) == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b'{"log": {"version": "1.2", "entries": [', "HAR document is not valid JSON"),
+        (b'{"log": {"version": "1.2"}}', "not a HAR document: an object without `log.entries`"),
+        (b"[1, 2]", "not a HAR document: a JSON array without `log.entries`"),
+    ],
+)
+def test_malformed_documents_are_one_invalid_row(tmp_path: Path, data: bytes, problem: str) -> None:
+    path = tmp_path / "bad.har"
+    path.write_bytes(data)
+    trace = mcptrace.load(path, format="har")
+    m = trace.messages
+    assert kinds(m) == ["invalid"]
+    assert m["parse_error"][0].startswith(problem)
+    assert trace.errors.is_empty()
+
+
+def test_a_cut_document_is_marked_truncated(tmp_path: Path) -> None:
+    path = write_har(tmp_path / "cut.har", [exchange(req(1, "ping"), response=res(1))])
+    path.write_bytes(path.read_bytes()[:-40])
+    trace = mcptrace.load(path)  # still detected from its head
+    src = trace.sources.row(0, named=True)
+    assert (src["format"], src["invalid"], src["truncated"]) == ("har", 1, True)
+    assert src["note"] == "the HAR document ends in the middle: it was cut"
+
+
+def test_entries_that_are_not_objects(tmp_path: Path) -> None:
+    m = load(tmp_path, [42, exchange(req(1, "ping"), response=res(1)), None]).messages
+    assert kinds(m) == ["invalid", "request", "response", "invalid"]
+    assert m["parse_error"][0] == "HAR entry is a JSON integer"
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.har"
+    path.write_bytes(b"")
+    trace = mcptrace.load(path, format="har")
+    assert trace.messages.height == 0
