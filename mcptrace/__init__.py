@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from mcptrace.errors import CaptureError, McpTraceError, UnknownFormatError, UsageError
+from mcptrace.listing import message_list
 from mcptrace.loaders import FORMATS
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
 from mcptrace.trace import Trace, load
@@ -56,5 +57,6 @@ __all__ = [
     "analysis",
     "lint",
     "load",
+    "message_list",
     "plots",
 ]

@@ -81,7 +81,6 @@ import hashlib
 import ipaddress
 import re
 import secrets
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,9 +93,9 @@ from mcptrace.errors import UsageError
 from mcptrace.loaders.rows import rpc_fields
 from mcptrace.protocol.meta import RESERVED_META_KEYS, has_reserved_prefix
 from mcptrace.schema import MESSAGES, PROTOCOL_KINDS
-from mcptrace.streaming import StreamStats, iter_messages
+from mcptrace.streaming import StreamStats, iter_messages, write_frames
 from mcptrace.trace import PathLike, Trace
-from mcptrace.writers import OutputFormat, capture_records
+from mcptrace.writers import OutputFormat
 
 # ---------------------------------------------------------------------------
 # Placeholders
@@ -1717,25 +1716,3 @@ def write_redacted(
     )
     write_frames(chunks, output, fmt)
     return stats
-
-
-def write_frames(chunks: Iterable[pl.DataFrame], output: str | Path, fmt: OutputFormat) -> None:
-    """Write messages chunks to one file: capture JSONL line by line; Parquet and CSV
-    through Arrow IPC parts that Polars streams into one file."""
-    if fmt == "jsonl":
-        with open(output, "wb") as out:
-            for df in chunks:
-                for line in capture_records(df):
-                    out.write(line + b"\n")
-        return
-    with tempfile.TemporaryDirectory(prefix="mcptrace-redact-") as tmp:
-        parts = []
-        for i, df in enumerate(chunks):
-            part = Path(tmp) / f"{i:06d}.arrow"
-            df.write_ipc(part, compression="lz4")
-            parts.append(str(part))
-        lazy = pl.scan_ipc(parts) if parts else MESSAGES.empty().lazy()
-        if fmt == "parquet":
-            lazy.sink_parquet(output)
-        else:
-            lazy.sink_csv(output)

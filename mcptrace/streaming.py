@@ -102,15 +102,20 @@ def write_messages(
 ) -> StreamStats:
     """Stream the messages table of the captures to ``output`` (parquet, csv or jsonl)."""
     stats = StreamStats()
-    chunks = iter_messages(paths, format=format, tz=tz, stats=stats)
+    write_frames(iter_messages(paths, format=format, tz=tz, stats=stats), output, fmt)
+    return stats
+
+
+def write_frames(chunks: Iterable[pl.DataFrame], output: str | Path, fmt: OutputFormat) -> None:
+    """Write messages-table chunks to one file: capture JSONL line by line; Parquet and
+    CSV through Arrow IPC parts that Polars streams into one file, so no more than one
+    chunk is held in memory."""
     if fmt == "jsonl":
         with open(output, "wb") as out:
             for df in chunks:
                 for line in capture_records(df):
                     out.write(line + b"\n")
-        return stats
-    # each chunk goes to an Arrow IPC file as soon as it is parsed; Polars then
-    # streams them all into one Parquet or CSV file without holding them together
+        return
     with tempfile.TemporaryDirectory(prefix="mcptrace-stream-") as tmp:
         parts = []
         for i, df in enumerate(chunks):
@@ -122,4 +127,3 @@ def write_messages(
             lazy.sink_parquet(output)
         else:
             lazy.sink_csv(output)
-    return stats

@@ -24,6 +24,17 @@ FormatOpt = Annotated[
     str | None,
     typer.Option("--format", "-f", help="Force the capture format (see `mcptrace formats`)."),
 ]
+InputFormatOpt = Annotated[
+    str | None,
+    typer.Option("--input-format", help="Force the capture format (see `mcptrace formats`)."),
+]
+SchemaDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--schema-dir",
+        help="Folder of official schemas as <revision>/schema.json; enables the SC rules.",
+    ),
+]
 TzOpt = Annotated[
     str | None,
     typer.Option("--tz", help="IANA zone of wall-clock timestamps without one (VS Code logs)."),

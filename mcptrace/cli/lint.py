@@ -22,7 +22,7 @@ import typer
 
 from mcptrace import _json
 from mcptrace.baseline import apply_baseline, write_baseline
-from mcptrace.cli._common import TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import SchemaDirOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
 from mcptrace.cli._render import table
 from mcptrace.config import FAIL_LEVELS, Config, load_config
 from mcptrace.errors import McpTraceError, UsageError
@@ -132,13 +132,7 @@ def lint(
             "of the one it negotiated.",
         ),
     ] = None,
-    schema_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--schema-dir",
-            help="Folder of official schemas as <revision>/schema.json; enables the SC rules.",
-        ),
-    ] = None,
+    schema_dir: SchemaDirOpt = None,
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="Report only findings not accepted by this baseline file."),

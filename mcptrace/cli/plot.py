@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from mcptrace.analysis._common import check_every
-from mcptrace.cli._common import TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import InputFormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
 from mcptrace.cli.stats import By
 from mcptrace.trace import Trace
 
@@ -73,10 +73,7 @@ def plot(
             "bars over time (errors, concurrency): 10s, 1m, 1h.",
         ),
     ] = None,
-    input_format: Annotated[
-        str | None,
-        typer.Option("--input-format", help="Force the capture format (see `mcptrace formats`)."),
-    ] = None,
+    input_format: InputFormatOpt = None,
     tz: TzOpt = None,
 ) -> None:
     """Plot latency, failures, the session timeline or concurrency into a PNG or SVG file."""

@@ -15,7 +15,14 @@ from typing import Annotated
 
 import typer
 
-from mcptrace.cli._common import TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    InputFormatOpt,
+    SchemaDirOpt,
+    TraceArg,
+    TzOpt,
+    load_or_exit,
+    report_input_errors,
+)
 from mcptrace.errors import McpTraceError
 
 
@@ -60,21 +67,12 @@ def report(
         list[str] | None,
         typer.Option("--session", help="Report only this session key; repeat for several."),
     ] = None,
-    schema_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--schema-dir",
-            help="Folder of official schemas as <revision>/schema.json; enables the SC rules.",
-        ),
-    ] = None,
+    schema_dir: SchemaDirOpt = None,
     title: Annotated[
         str | None,
         typer.Option("--title", help="Title of the page.  [default: after the first input]"),
     ] = None,
-    input_format: Annotated[
-        str | None,
-        typer.Option("--input-format", help="Force the capture format (see `mcptrace formats`)."),
-    ] = None,
+    input_format: InputFormatOpt = None,
     tz: TzOpt = None,
     redact: Annotated[
         bool,

@@ -18,7 +18,7 @@ import typer
 
 from mcptrace import _json, analysis
 from mcptrace.analysis._common import check_every
-from mcptrace.cli._common import TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import InputFormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
 from mcptrace.cli._render import table
 from mcptrace.trace import Trace
 
@@ -65,10 +65,7 @@ def stats(
         OutputFormat,
         typer.Option("--format", help="Output: an aligned table, JSON or CSV (one table)."),
     ] = OutputFormat.table,
-    input_format: Annotated[
-        str | None,
-        typer.Option("--input-format", help="Force the capture format (see `mcptrace formats`)."),
-    ] = None,
+    input_format: InputFormatOpt = None,
     tz: TzOpt = None,
 ) -> None:
     """Latency quantiles (ms) per method, the error rate and how many calls had no latency;

@@ -1,0 +1,24 @@
+"""The public API is what `mcptrace.__all__` lists: pinned, so changes are deliberate."""
+
+from __future__ import annotations
+
+import mcptrace
+
+PUBLIC = [
+    "CALLS", "FORMATS", "MESSAGES", "SESSIONS", "SOURCES",
+    "CaptureError", "McpTraceError", "Trace", "UnknownFormatError", "UsageError",
+    "__version__", "analysis", "lint", "load", "message_list", "plots",
+]  # fmt: skip
+
+
+def test_public_names() -> None:
+    assert sorted(mcptrace.__all__, key=str.lower) == sorted(PUBLIC, key=str.lower)
+    for name in mcptrace.__all__:
+        assert getattr(mcptrace, name) is not None
+
+
+def test_lint_is_the_function_and_the_package_is_linter() -> None:
+    import mcptrace.linter
+
+    assert callable(mcptrace.lint)
+    assert mcptrace.lint is mcptrace.linter.lint
