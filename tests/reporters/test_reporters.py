@@ -178,11 +178,11 @@ def test_sarif_and_github_levels(linted: tuple[pl.DataFrame, ReportContext]) -> 
 
 
 def test_sarif_uris_are_relative_with_forward_slashes() -> None:
-    assert artifact_uri("/work/repo/traces/a.jsonl", "/work/repo") == "traces/a.jsonl"
+    assert artifact_uri("/srv/repo/traces/a.jsonl", "/srv/repo") == "traces/a.jsonl"
     assert artifact_uri("traces\\sub\\a.jsonl", None) == "traces/sub/a.jsonl"
     assert artifact_uri("C:\\ci\\traces\\a.jsonl", "C:\\ci") == "traces/a.jsonl"
     assert artifact_uri("my traces/a b.jsonl", None) == "my%20traces/a%20b.jsonl"
-    assert artifact_uri("/elsewhere/a.jsonl", "/work/repo") == "file:///elsewhere/a.jsonl"
+    assert artifact_uri("/elsewhere/a.jsonl", "/srv/repo") == "file:///elsewhere/a.jsonl"
 
 
 def test_junit_parses_and_carries_raw_lines(linted: tuple[pl.DataFrame, ReportContext]) -> None:
