@@ -24,7 +24,46 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 def dumps(obj: Any) -> str:
     """Serialise compactly to text; falls back to ``str`` for exotic values."""
-    return orjson.dumps(obj, default=str, option=_DUMP_OPTIONS).decode()
+    try:
+        return orjson.dumps(obj, default=str, option=_DUMP_OPTIONS).decode()
+    except TypeError as exc:
+        # orjson parses up to 1,024 levels but writes only 254: a capture line between the
+        # two must still get its message text
+        if "ecursion" not in str(exc):
+            raise
+        return _dumps_deep(obj)
+
+
+class _Token(str):
+    """Literal output text on :func:`_dumps_deep`'s stack (as opposed to a value)."""
+
+
+def _dumps_deep(obj: Any) -> str:
+    """Compact JSON of a value nested deeper than orjson writes, without recursion;
+    the leaves are still written by orjson."""
+    out: list[str] = []
+    stack: list[Any] = [obj]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Token:
+            out.append(item)
+        elif type(item) is dict:
+            out.append("{")
+            stack.append(_Token("}"))
+            for i, (key, value) in reversed(list(enumerate(item.items()))):
+                stack.append(value)
+                name = orjson.dumps(key if type(key) is str else str(key)).decode()
+                stack.append(_Token(("," if i else "") + name + ":"))
+        elif type(item) is list:
+            out.append("[")
+            stack.append(_Token("]"))
+            for i, value in reversed(list(enumerate(item))):
+                stack.append(value)
+                if i:
+                    stack.append(_Token(","))
+        else:
+            out.append(orjson.dumps(item, default=str, option=_DUMP_OPTIONS).decode())
+    return "".join(out)
 
 
 def dumpb(obj: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes:

@@ -111,6 +111,8 @@ class Table:
 
     def conform(self, df: pl.DataFrame) -> pl.DataFrame:
         """Select and cast ``df`` to this schema, adding missing columns as nulls."""
+        if list(df.schema.items()) == list(self.schema.items()):
+            return df  # already conforms: no pass over the data
         exprs = [
             (pl.col(c.name).cast(c.dtype) if c.name in df.columns else pl.lit(None, c.dtype)).alias(
                 c.name

@@ -13,6 +13,7 @@ Loaders never raise on bad lines: each one becomes an ``invalid`` row.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, Protocol
@@ -65,6 +66,9 @@ class Head:
         return [p for p in self.parsed if isinstance(p, dict)]
 
 
+_NON_SPACE = re.compile(rb"\S")
+
+
 class _NotJson:
     def __repr__(self) -> str:
         return "NOT_JSON"
@@ -83,8 +87,18 @@ def make_head(content: Content, max_lines: int = 20) -> Head:
             parsed.append(NOT_JSON)
     whole: Any = NOT_JSON
     stripped = content.data.lstrip()
-    # single-document formats (Inspector export, HAR) start with [ or { and span lines
-    if stripped[:1] in (b"[", b"{") and len(content.data) <= 64 * 1024 * 1024:
+    # single-document formats (Inspector export, HAR) start with [ or { and span lines;
+    # a first line that is a whole JSON value followed by more text is JSON Lines, and
+    # parsing the whole head again would cost a full pass over up to 64 MiB
+    first_is_value = bool(parsed) and parsed[0] is not NOT_JSON
+    more_after_first = first_is_value and _NON_SPACE.search(
+        content.data, content.data.find(b"\n") + 1 or len(content.data)
+    )
+    if (
+        stripped[:1] in (b"[", b"{")
+        and not more_after_first
+        and len(content.data) <= 64 * 1024 * 1024
+    ):
         try:
             whole = _json.loads(content.data)
         except _json.JSONDecodeError:

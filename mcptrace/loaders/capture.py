@@ -13,11 +13,13 @@ not valid JSON). Recommended: ``ts`` (RFC 3339, UTC), ``dir`` (``c2s`` or ``s2c`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
 from mcptrace import _json
+from mcptrace.loaders import accel
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content, split_lines
 from mcptrace.loaders.rows import (
@@ -29,6 +31,8 @@ from mcptrace.loaders.rows import (
     text_lines,
 )
 
+#: parse_chunk runs the C scanner, which releases the GIL (see loaders.chunked)
+GIL_FREE = True
 NAME = "capture"
 DESCRIPTION = 'mcptrace capture JSONL: {"ts", "dir", "session", "msg", ...} per line'
 
@@ -53,7 +57,7 @@ def _envelope(rec: dict[str, Any]) -> tuple[Envelope, str | None]:
         ts = None
     d = rec.get("dir")
     direction = _DIRECTIONS.get(d, "unknown") if type(d) is str else "unknown"
-    if d is not None and direction == "unknown" and d not in _TEXT_KINDS:
+    if d is not None and direction == "unknown" and not (type(d) is str and d in _TEXT_KINDS):
         problems.append(f"unknown `dir` {_json.dumps(d)}")
     session = rec.get("session")
     server = rec.get("server")
@@ -65,7 +69,7 @@ def _envelope(rec: dict[str, Any]) -> tuple[Envelope, str | None]:
         else (None if session is None else _json.dumps(session)),
         server=server if type(server) is str else None,
         direction=direction,
-        transport=transport if transport in _TRANSPORTS else None,
+        transport=transport if type(transport) is str and transport in _TRANSPORTS else None,
     )
     http = rec.get("http")
     if type(http) is dict:
@@ -92,15 +96,38 @@ def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
 
 
 def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
-    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled."""
+    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled.
+
+    The C scanner takes the common lines; the rest (and everything, when it is not
+    built) go through :func:`parse_lines`, which gives the same rows.
+    """
+    scanned = accel.scan(data, first_line, "capture", source=ctx.source, format=NAME)
+    if scanned is None:
+        return parse_lines(enumerate(split_lines(data), first_line), ctx, data, first_line)
+    fast, slow = scanned
+    if not slow:
+        return fast
+    rest = parse_lines(((line, data[start:end]) for line, start, end in slow), ctx)
+    return pl.concat([fast, rest]).sort("line", maintain_order=True)
+
+
+def parse_lines(
+    numbered: Iterable[tuple[int, bytes]],
+    ctx: LoadContext,
+    data: bytes | None = None,
+    first_line: int = 1,
+) -> pl.DataFrame:
+    """Rows for numbered lines, in pure Python (orjson). When the lines are all of
+    ``data``, its ``raw`` column is split from it in one go rather than line by line."""
     rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
-    rows.raw_lines, rows.first_line = text_lines(data), first_line
+    if data is not None:
+        rows.raw_lines, rows.first_line = text_lines(data), first_line
     fast_raw = rows.raw_lines is not None  # raw comes from raw_lines: no decoding per line
     loads, dumps = _json.loads, _json.dumps
     append_row, sparse = rows.append_row, rows.sparse
     servers, transports = sparse["server"], sparse["transport"]
     dense_lines = rows.cols["line"]
-    for lineno, line in enumerate(split_lines(data), first_line):
+    for lineno, line in numbered:
         try:
             rec = loads(line)
         except _json.JSONDecodeError as exc:
@@ -123,6 +150,7 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
         # the common record takes the hot path: no Envelope object, sparse extras
         if (
             type(msg) is dict
+            and type(d) is str
             and d in _DIRECTIONS
             and (ts is None or type(ts) is str)
             and (session is None or type(session) is str)
@@ -137,7 +165,7 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
             if type(server) is str:
                 servers[index] = server
             transport = rec.get("transport")
-            if transport in _TRANSPORTS:
+            if type(transport) is str and transport in _TRANSPORTS:
                 transports[index] = transport
             continue
         raw = raw if raw is not None else line.decode()

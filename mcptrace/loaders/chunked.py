@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +27,7 @@ from typing import Protocol
 import polars as pl
 
 from mcptrace import _json
+from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext, LoadResult
 from mcptrace.loaders.rows import fill_context
 
@@ -39,6 +41,9 @@ _BOM = b"\xef\xbb\xbf"
 
 class ChunkedLoader(Protocol):
     NAME: str
+    #: True when ``parse_chunk`` spends its time outside the GIL (the C scanner), so
+    #: threads can share the work without starting worker processes
+    GIL_FREE: bool
 
     def parse_chunk(self, data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame: ...
 
@@ -222,6 +227,29 @@ def _parse_parallel(
     return frames, lines
 
 
+def _parse_threaded(
+    module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext
+) -> tuple[list[pl.DataFrame], int]:
+    """Parse every span on a thread pool (the scanner releases the GIL); each chunk is
+    numbered from 1 and renumbered once the lines before it are counted."""
+
+    def parse(span: Span) -> tuple[pl.DataFrame, int]:
+        data = read_span(path, span)
+        return module.parse_chunk(data, 1, ctx), line_count(data)
+
+    frames: list[pl.DataFrame] = []
+    lines = 0
+    with ThreadPoolExecutor(max_workers=min(workers(), len(spans))) as pool:
+        for frame, count in pool.map(parse, spans):
+            frames.append(frame.with_columns(pl.col("line") + lines) if lines else frame)
+            lines += count
+    return frames, lines
+
+
+def _threads_suffice(module: ChunkedLoader) -> bool:
+    return bool(getattr(module, "GIL_FREE", False)) and accel.available()
+
+
 def load_path(
     module: ChunkedLoader, path: str, ctx: LoadContext, *, parallel: bool | None = None
 ) -> LoadResult:
@@ -229,7 +257,9 @@ def load_path(
     spans = boundaries_of_file(path, CHUNK_BYTES)
     size = spans[-1].end if spans else 0
     use_pool = parallel if parallel is not None else (size >= PARALLEL_MIN_BYTES and workers() > 1)
-    if use_pool and len(spans) > 1:
+    if use_pool and len(spans) > 1 and _threads_suffice(module):
+        frames, lines = _parse_threaded(module, path, spans, ctx)
+    elif use_pool and len(spans) > 1:
         frames, lines = _parse_parallel(module, path, spans, ctx)
     else:
         frames, lines = _parse_spans(module, path, spans, ctx)
@@ -244,7 +274,12 @@ def load_bytes(
     use_pool = (
         parallel if parallel is not None else (len(data) >= PARALLEL_MIN_BYTES and workers() > 1)
     )
-    if use_pool and len(spans) > 1:
+    if use_pool and len(spans) > 1 and _threads_suffice(module):
+        with ThreadPoolExecutor(max_workers=min(workers(), len(spans))) as pool:
+            frames = list(
+                pool.map(lambda s: module.parse_chunk(data[s.start : s.end], s.line, ctx), spans)
+            )
+    elif use_pool and len(spans) > 1:
         # workers read from a file: give them the decompressed bytes as one
         with tempfile.NamedTemporaryFile(prefix="mcptrace-", suffix=".jsonl") as tmp:
             tmp.write(data)

@@ -312,9 +312,14 @@ def fill_context(df: pl.DataFrame, default_session: str) -> pl.DataFrame:
     """Rows that carry no session of their own (bad JSON, stderr) belong to the session
     around them, and a file with no session at all gets ``default_session``; rows without
     a server name take their session's."""
-    return df.with_columns(
-        session=pl.col("session").forward_fill().backward_fill().fill_null(default_session)
-    ).with_columns(server=pl.col("server").forward_fill().backward_fill().over("session"))
+    # skipped when there is nothing to fill: on a big capture each is a full pass
+    if df["session"].null_count():
+        df = df.with_columns(
+            session=pl.col("session").forward_fill().backward_fill().fill_null(default_session)
+        )
+    if 0 < df["server"].null_count() < df.height:
+        df = df.with_columns(server=pl.col("server").forward_fill().backward_fill().over("session"))
+    return df
 
 
 #: columns nearly every row has a value for: kept as plain lists
@@ -621,14 +626,26 @@ class RowBuilder:
 
     def _timestamps(self, micros: pl.Series) -> pl.Series:
         texts = pl.Series(self.cols["ts_text"], dtype=pl.String)
-        if self.ts_format == "%+":
-            parsed = texts.str.to_datetime("%+", time_zone="UTC", strict=False, time_unit="us")
-        else:
-            # wall-clock times: read in the given zone (or UTC), then expressed in UTC
-            parsed = texts.str.to_datetime(self.ts_format, strict=False, time_unit="us")
-            parsed = parsed.dt.replace_time_zone(
-                self.tz or "UTC", ambiguous="earliest", non_existent="null"
-            )
-        parsed = parsed.dt.convert_time_zone("UTC")
+        return parse_timestamps(texts, micros, self.ts_format, self.tz)
+
+
+def parse_timestamps(
+    texts: pl.Series,
+    micros: pl.Series | None = None,
+    ts_format: str = "%+",
+    tz: str | None = None,
+) -> pl.Series:
+    """The ``ts`` column from time texts in ``ts_format`` (``"%+"``: RFC 3339 with zone;
+    otherwise wall-clock times in zone ``tz``, UTC when None), else from ``micros``
+    (microseconds since the epoch)."""
+    if ts_format == "%+":
+        parsed = texts.str.to_datetime("%+", time_zone="UTC", strict=False, time_unit="us")
+    else:
+        # wall-clock times: read in the given zone (or UTC), then expressed in UTC
+        parsed = texts.str.to_datetime(ts_format, strict=False, time_unit="us")
+        parsed = parsed.dt.replace_time_zone(tz or "UTC", ambiguous="earliest", non_existent="null")
+    parsed = parsed.dt.convert_time_zone("UTC")
+    if micros is not None:
         from_epoch = pl.from_epoch(micros, time_unit="us").dt.replace_time_zone("UTC")
-        return parsed.fill_null(from_epoch).cast(Timestamp).alias("ts")
+        parsed = parsed.fill_null(from_epoch)
+    return parsed.cast(Timestamp).alias("ts")

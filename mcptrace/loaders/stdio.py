@@ -8,14 +8,19 @@ rows: on a stdio server's stdout they are stream pollution the linter reports.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
 from mcptrace import _json
+from mcptrace.loaders import accel
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
 from mcptrace.loaders.reader import Content, split_lines
 from mcptrace.loaders.rows import RowBuilder, decode_raw, fill_context, rpc_fields, text_lines
 
+#: parse_chunk runs the C scanner, which releases the GIL (see loaders.chunked)
+GIL_FREE = True
 NAME = "stdio"
 DESCRIPTION = "raw stdio NDJSON: one bare JSON-RPC message per line, no envelope"
 
@@ -49,7 +54,31 @@ def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
 
 
 def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
-    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled."""
+    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled.
+
+    The C scanner takes the common lines; the rest (and everything, when it is not
+    built) go through :func:`parse_lines`, which gives the same rows.
+    """
+    scanned = accel.scan(
+        data, first_line, "stdio", source=ctx.source, format=NAME, transport="stdio"
+    )
+    if scanned is None:
+        return parse_lines(enumerate(split_lines(data), first_line), ctx, data, first_line)
+    fast, slow = scanned
+    if not slow:
+        return fast
+    rest = parse_lines(((line, data[start:end]) for line, start, end in slow), ctx)
+    return pl.concat([fast, rest]).sort("line", maintain_order=True)
+
+
+def parse_lines(
+    numbered: Iterable[tuple[int, bytes]],
+    ctx: LoadContext,
+    data: bytes | None = None,
+    first_line: int = 1,
+) -> pl.DataFrame:
+    """Rows for numbered lines, in pure Python (orjson). When the lines are all of
+    ``data``, its ``raw`` column is split from it in one go rather than line by line."""
     rows = RowBuilder(
         source=ctx.source,
         format=NAME,
@@ -57,11 +86,12 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
         transport="stdio",
         message_is_raw=True,
     )
-    rows.raw_lines, rows.first_line = text_lines(data), first_line
+    if data is not None:
+        rows.raw_lines, rows.first_line = text_lines(data), first_line
     fast_raw = rows.raw_lines is not None  # raw (and message) come from raw_lines
     loads = _json.loads
     add_parsed, append_row = rows.add_parsed, rows.append_row
-    for lineno, line in enumerate(split_lines(data), first_line):
+    for lineno, line in numbered:
         try:
             msg = loads(line)
         except _json.JSONDecodeError as exc:

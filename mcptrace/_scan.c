@@ -1,0 +1,1188 @@
+/*
+ * mcptrace._scan: the hot path of the line-oriented loaders, in C.
+ *
+ * Why this exists: turning 10^6 capture lines into the messages table in Python
+ * costs ~5x the bare orjson parse (one dict per line, ~30 columns picked out of
+ * it, the message re-serialised). This module reads a chunk of lines without the
+ * GIL (so two threads use two cores), validates each line as JSON, finds the few
+ * members the messages table needs, and hands the columns to Polars through the
+ * Arrow C data interface. Strings are Arrow "string view" columns that point into
+ * one shared copy of the chunk, so `raw` and `message` (a substring of it) cost no
+ * second copy of the text.
+ *
+ * It only takes lines it can reproduce *exactly* as the Python path would:
+ *   - the line is valid JSON (strict RFC 8259, valid UTF-8, no lone surrogates);
+ *   - in capture mode the message is compact and canonical, i.e. its text equals
+ *     orjson.dumps of the parsed message (no whitespace, only the escapes orjson
+ *     writes, integers without leading zeros, plain floats of <= 15 digits, no
+ *     duplicate keys), so `message` can be a slice of the line;
+ *   - every value it extracts (method, target, ids, ...) needs no unescaping.
+ * Any other line is "slow": its position is returned and the Python path
+ * (orjson + mcptrace.loaders.rows) handles it, so results never depend on
+ * whether this module was built. tests/loaders/test_scan.py checks that
+ * equivalence, including with random and mutated lines.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Arrow C data interface (https://arrow.apache.org/docs/format/CDataInterface.html) */
+
+#define ARROW_FLAG_NULLABLE 2
+
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+/* one Arrow string view: inline when <= 12 bytes, else prefix + (buffer, offset) */
+typedef struct {
+    int32_t len;
+    union {
+        uint8_t inl[12];
+        struct {
+            uint8_t prefix[4];
+            int32_t buf;
+            int32_t off;
+        } ref;
+    } u;
+} View;
+
+/* the chunk's bytes, shared by every view column that points into them */
+typedef struct {
+    atomic_long refs;
+    uint8_t *data;
+    int64_t size;
+} Shared;
+
+static void shared_decref(Shared *s) {
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+        free(s->data);
+        free(s);
+    }
+}
+
+/* ---- output columns ------------------------------------------------------- */
+
+enum { T_INT64, T_BOOL, T_VIEW };
+
+enum {
+    C_LINE,
+    C_TS_US,
+    C_TS_TEXT,
+    C_SESSION,
+    C_SERVER,
+    C_DIRECTION,
+    C_TRANSPORT,
+    C_KIND,
+    C_ID,
+    C_ID_TYPE,
+    C_METHOD,
+    C_TARGET,
+    C_ERROR_CODE,
+    C_ERROR_CODE_IS_INT,
+    C_ERROR_MESSAGE,
+    C_RESULT_TYPE,
+    C_TOOL_ERROR,
+    C_PROTOCOL_VERSION,
+    C_PROGRESS_TOKEN,
+    C_CANCEL_ID,
+    C_MESSAGE,
+    C_RAW,
+    NCOLS
+};
+
+static const char *COL_NAMES[NCOLS] = {
+    "line", "ts_us", "ts_text", "session", "server", "direction", "transport", "kind",
+    "id", "id_type", "method", "target", "error_code", "error_code_is_int",
+    "error_message", "result_type", "tool_error", "protocol_version",
+    "progress_token", "cancel_id", "message", "raw",
+};
+
+static const int COL_TYPES[NCOLS] = {
+    T_INT64, T_INT64, T_VIEW, T_VIEW, T_VIEW, T_VIEW, T_VIEW, T_VIEW,
+    T_VIEW, T_VIEW, T_VIEW, T_VIEW, T_INT64, T_BOOL,
+    T_VIEW, T_VIEW, T_BOOL, T_VIEW,
+    T_VIEW, T_VIEW, T_VIEW, T_VIEW,
+};
+
+typedef struct {
+    void *values;      /* int64_t[], bit-packed bools, or View[] */
+    uint8_t *validity; /* bit set = value present */
+    int64_t nulls;
+} Col;
+
+static inline void bit_set(uint8_t *bits, int64_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+
+/* ---- JSON scanning ----------------------------------------------------------- */
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+    int canon; /* inside a value whose text must equal orjson's output */
+} Cur;
+
+typedef struct {
+    const uint8_t *s; /* whole JSON text of the value (strings with their quotes) */
+    int32_t n;
+    uint8_t type;    /* 0 absent, '"' string, '{', '[', 't', 'f', 'n', 'i' integer, 'd' float */
+    uint8_t escaped; /* a string with backslash escapes: its value needs decoding */
+} Slot;
+
+enum {
+    S_TS, S_DIR, S_SESSION, S_MSG, S_RAW, S_SERVER, S_TRANSPORT,
+    S_ID, S_METHOD, S_PARAMS, S_ERROR, S_RESULT,
+    S_P_NAME, S_P_URI, S_P_REF, S_P_META, S_P_PV, S_P_TOKEN, S_P_REQID,
+    S_REF_NAME, S_REF_URI, S_META_TOKEN, S_META_PV,
+    S_E_CODE, S_E_MESSAGE,
+    S_R_TYPE, S_R_ISERROR, S_R_PV, S_R_SERVERINFO, S_R_CAPS,
+    NSLOTS
+};
+
+typedef struct Want {
+    const char *key;
+    int klen;
+    int slot;
+    const struct Want *sub; /* members wanted from the value, when it is an object */
+    int nsub;
+    int canon; /* the value's text is kept as a column: it must be canonical */
+} Want;
+
+#define W(k, s) {k, (int)sizeof(k) - 1, s, NULL, 0, 0}
+#define WC(k, s) {k, (int)sizeof(k) - 1, s, NULL, 0, 1}
+#define WS(k, s, sub) {k, (int)sizeof(k) - 1, s, sub, (int)(sizeof(sub) / sizeof(sub[0])), 0}
+#define WSC(k, s, sub) {k, (int)sizeof(k) - 1, s, sub, (int)(sizeof(sub) / sizeof(sub[0])), 1}
+
+static const Want REF_WANTS[] = {W("name", S_REF_NAME), W("uri", S_REF_URI)};
+static const Want META_WANTS[] = {
+    WC("progressToken", S_META_TOKEN),
+    W("io.modelcontextprotocol/protocolVersion", S_META_PV),
+};
+static const Want PARAMS_WANTS[] = {
+    W("name", S_P_NAME),          W("uri", S_P_URI),
+    WS("ref", S_P_REF, REF_WANTS), WS("_meta", S_P_META, META_WANTS),
+    W("protocolVersion", S_P_PV), WC("progressToken", S_P_TOKEN),
+    WC("requestId", S_P_REQID),
+};
+static const Want ERROR_WANTS[] = {WC("code", S_E_CODE), W("message", S_E_MESSAGE)};
+static const Want RESULT_WANTS[] = {
+    W("resultType", S_R_TYPE),          W("isError", S_R_ISERROR),
+    W("protocolVersion", S_R_PV),       W("serverInfo", S_R_SERVERINFO),
+    W("capabilities", S_R_CAPS),
+};
+static const Want MSG_WANTS[] = {
+    WC("id", S_ID),
+    W("method", S_METHOD),
+    WS("params", S_PARAMS, PARAMS_WANTS),
+    WS("error", S_ERROR, ERROR_WANTS),
+    WS("result", S_RESULT, RESULT_WANTS),
+};
+static const Want ENV_WANTS[] = {
+    W("ts", S_TS),         W("dir", S_DIR),          W("session", S_SESSION),
+    WSC("msg", S_MSG, MSG_WANTS), W("raw", S_RAW),    W("server", S_SERVER),
+    W("transport", S_TRANSPORT),
+};
+#define NWANTS(a) ((int)(sizeof(a) / sizeof(a[0])))
+
+#define MAX_DEPTH 200 /* deeper documents take the Python path (orjson's own limit is 1024) */
+#define MAX_KEYS 32   /* objects with more members take the Python path (duplicate check) */
+
+static int scan_value(Cur *c, int depth, const Want *wants, int nwants, Slot *slots, Slot *out);
+
+static inline int skip_ws(Cur *c) {
+    while (c->p < c->end) {
+        uint8_t ch = *c->p;
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+            if (c->canon) return -1; /* orjson writes no whitespace */
+            c->p++;
+        } else {
+            break;
+        }
+    }
+    return 0;
+}
+
+/* length of one valid UTF-8 sequence of 2..4 bytes at p, or 0 */
+static inline int utf8_seq(const uint8_t *p, const uint8_t *end) {
+    uint8_t b0 = p[0];
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        return (end - p >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+    }
+    if (b0 >= 0xE0 && b0 <= 0xEF) {
+        if (end - p < 3) return 0;
+        uint8_t b1 = p[1];
+        if (b0 == 0xE0) {
+            if (b1 < 0xA0 || b1 > 0xBF) return 0;
+        } else if (b0 == 0xED) {
+            if (b1 < 0x80 || b1 > 0x9F) return 0; /* UTF-16 surrogates */
+        } else if ((b1 & 0xC0) != 0x80) {
+            return 0;
+        }
+        return (p[2] & 0xC0) == 0x80 ? 3 : 0;
+    }
+    if (b0 >= 0xF0 && b0 <= 0xF4) {
+        if (end - p < 4) return 0;
+        uint8_t b1 = p[1];
+        if (b0 == 0xF0) {
+            if (b1 < 0x90 || b1 > 0xBF) return 0;
+        } else if (b0 == 0xF4) {
+            if (b1 < 0x80 || b1 > 0x8F) return 0;
+        } else if ((b1 & 0xC0) != 0x80) {
+            return 0;
+        }
+        return ((p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80) ? 4 : 0;
+    }
+    return 0;
+}
+
+static inline int hexval(uint8_t ch, int *upper) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') {
+        *upper = 1;
+        return ch - 'A' + 10;
+    }
+    return -1;
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+/* whether any of the eight bytes in v is a quote, a backslash, a control character
+ * or not ASCII (the bytes a string scan must stop at) */
+static inline uint64_t swar_special(uint64_t v) {
+    uint64_t q = v ^ (ONES * '"');
+    uint64_t b = v ^ (ONES * '\\');
+    uint64_t has_quote = (q - ONES) & ~q;
+    uint64_t has_backslash = (b - ONES) & ~b;
+    uint64_t below_space = v - ONES * 0x20; /* high bit set where a byte < 0x20 (or >= 0xA0) */
+    return (has_quote | has_backslash | below_space | v) & HIGHS;
+}
+
+static int scan_string(Cur *c, Slot *out) {
+    const uint8_t *start = c->p;
+    const uint8_t *p = c->p + 1, *end = c->end;
+    int escaped = 0;
+    for (;;) {
+        /* fast skip of plain ASCII, eight bytes at a time, then byte by byte */
+        while (end - p >= 8) {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            if (swar_special(v)) break;
+            p += 8;
+        }
+        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+        if (p >= end) return -1;
+        uint8_t ch = *p;
+        if (ch == '"') {
+            p++;
+            break;
+        }
+        if (ch == '\\') {
+            escaped = 1;
+            if (p + 1 >= end) return -1;
+            uint8_t e = p[1];
+            if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                p += 2;
+            } else if (e == '/') {
+                if (c->canon) return -1;
+                p += 2;
+            } else if (e == 'u') {
+                if (end - p < 6) return -1;
+                int upper = 0, v = 0;
+                for (int i = 2; i < 6; i++) {
+                    int h = hexval(p[i], &upper);
+                    if (h < 0) return -1;
+                    v = v * 16 + h;
+                }
+                if (v >= 0xD800 && v <= 0xDFFF) return -1; /* surrogates: orjson decides */
+                if (c->canon && (upper || v >= 0x20 || v == 0x08 || v == 0x09 || v == 0x0A ||
+                                 v == 0x0C || v == 0x0D))
+                    return -1; /* orjson writes these differently */
+                p += 6;
+            } else {
+                return -1;
+            }
+            continue;
+        }
+        if (ch < 0x20) return -1;
+        int n = utf8_seq(p, end);
+        if (!n) return -1;
+        p += n;
+    }
+    c->p = p;
+    if (out) {
+        out->s = start;
+        out->n = (int32_t)(p - start);
+        out->type = '"';
+        out->escaped = (uint8_t)escaped;
+    }
+    return 0;
+}
+
+static inline int is_digit(uint8_t ch) { return ch >= '0' && ch <= '9'; }
+
+static int scan_number(Cur *c, Slot *out) {
+    const uint8_t *p = c->p, *end = c->end, *start = c->p;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= end || !is_digit(*p)) return -1;
+    const uint8_t *ip = p;
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < end && is_digit(*p)) p++;
+    }
+    int idigits = (int)(p - ip);
+    const uint8_t *fp = NULL;
+    int fdigits = 0, expo = 0;
+    if (p < end && *p == '.') {
+        p++;
+        fp = p;
+        while (p < end && is_digit(*p)) p++;
+        fdigits = (int)(p - fp);
+        if (!fdigits) return -1;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        const uint8_t *ep = p;
+        while (p < end && is_digit(*p)) p++;
+        if (p == ep) return -1;
+        expo = 1;
+    }
+    if (c->canon) {
+        if (expo) return -1;
+        if (!fp) {
+            if (idigits > 18) return -1;               /* may not be an int64 */
+            if (neg && idigits == 1 && *ip == '0') return -1; /* -0 reads as 0 */
+        } else {
+            /* a float whose shortest round-trip form is this very text: <= 15 significant
+             * digits, plain notation well inside the range orjson prints plainly */
+            if (idigits > 15) return -1;
+            if (fdigits > 1 && fp[fdigits - 1] == '0') return -1;
+            int sig;
+            if (*ip == '0') {
+                int z = 0;
+                while (z < fdigits && fp[z] == '0') z++;
+                if (z == fdigits) {
+                    sig = 1; /* 0.0 */
+                } else {
+                    if (z > 3) return -1;
+                    sig = fdigits - z;
+                }
+            } else {
+                sig = idigits + fdigits;
+            }
+            if (sig > 15) return -1;
+        }
+    }
+    c->p = p;
+    if (out) {
+        out->s = start;
+        out->n = (int32_t)(p - start);
+        out->type = (!fp && !expo) ? 'i' : 'd';
+        out->escaped = 0;
+    }
+    return 0;
+}
+
+static int scan_literal(Cur *c, const char *word, int n, uint8_t type, Slot *out) {
+    if (c->end - c->p < n || memcmp(c->p, word, (size_t)n) != 0) return -1;
+    if (out) {
+        out->s = c->p;
+        out->n = n;
+        out->type = type;
+        out->escaped = 0;
+    }
+    c->p += n;
+    return 0;
+}
+
+/* an object; members named in `wants` are recorded in `slots` (and their objects
+ * scanned with their own wants); `strict` makes any other member a reason to decline */
+static int scan_object(Cur *c, int depth, const Want *wants, int nwants, Slot *slots, int strict) {
+    Slot keys[MAX_KEYS];
+    int nkeys = 0;
+    c->p++; /* '{' */
+    if (skip_ws(c)) return -1;
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+        return 0;
+    }
+    for (;;) {
+        if (c->p >= c->end || *c->p != '"') return -1;
+        Slot key;
+        if (scan_string(c, &key)) return -1;
+        if (nkeys == MAX_KEYS) return -1;
+        for (int i = 0; i < nkeys; i++) {
+            if (keys[i].n == key.n && memcmp(keys[i].s, key.s, (size_t)key.n) == 0)
+                return -1; /* duplicate member: orjson keeps the last */
+        }
+        keys[nkeys++] = key;
+        if (skip_ws(c)) return -1;
+        if (c->p >= c->end || *c->p != ':') return -1;
+        c->p++;
+        if (skip_ws(c)) return -1;
+        /* outside canonical text one member could be spelt two ways ("id", "i\u0064"):
+         * the duplicate check and the wanted names compare raw bytes, so decline */
+        if (key.escaped && !c->canon) return -1;
+        const Want *want = NULL;
+        if (!key.escaped) {
+            for (int i = 0; i < nwants; i++) {
+                const char *k = wants[i].key;
+                if (key.n - 2 == wants[i].klen && memcmp(key.s + 1, k, (size_t)wants[i].klen) == 0) {
+                    want = &wants[i];
+                    break;
+                }
+            }
+        }
+        if (want) {
+            int saved = c->canon;
+            if (want->canon) c->canon = 1;
+            int rc = scan_value(c, depth + 1, want->sub, want->nsub, slots, &slots[want->slot]);
+            c->canon = saved;
+            if (rc) return -1;
+        } else {
+            if (strict) return -1;
+            if (scan_value(c, depth + 1, NULL, 0, slots, NULL)) return -1;
+        }
+        if (skip_ws(c)) return -1;
+        if (c->p >= c->end) return -1;
+        if (*c->p == ',') {
+            c->p++;
+            if (skip_ws(c)) return -1;
+            continue;
+        }
+        if (*c->p == '}') {
+            c->p++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+static int scan_array(Cur *c, int depth, Slot *slots) {
+    c->p++; /* '[' */
+    if (skip_ws(c)) return -1;
+    if (c->p < c->end && *c->p == ']') {
+        c->p++;
+        return 0;
+    }
+    for (;;) {
+        if (scan_value(c, depth + 1, NULL, 0, slots, NULL)) return -1;
+        if (skip_ws(c)) return -1;
+        if (c->p >= c->end) return -1;
+        if (*c->p == ',') {
+            c->p++;
+            if (skip_ws(c)) return -1;
+            continue;
+        }
+        if (*c->p == ']') {
+            c->p++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+static int scan_value(Cur *c, int depth, const Want *wants, int nwants, Slot *slots, Slot *out) {
+    if (depth > MAX_DEPTH || c->p >= c->end) return -1;
+    const uint8_t *start = c->p;
+    switch (*c->p) {
+    case '{':
+        if (scan_object(c, depth, wants, nwants, slots, 0)) return -1;
+        break;
+    case '[':
+        if (scan_array(c, depth, slots)) return -1;
+        break;
+    case '"':
+        return scan_string(c, out);
+    case 't':
+        return scan_literal(c, "true", 4, 't', out);
+    case 'f':
+        return scan_literal(c, "false", 5, 'f', out);
+    case 'n':
+        return scan_literal(c, "null", 4, 'n', out);
+    default:
+        if (*c->p == '-' || is_digit(*c->p)) return scan_number(c, out);
+        return -1;
+    }
+    if (out) {
+        out->s = start;
+        out->n = (int32_t)(c->p - start);
+        out->type = *start;
+        out->escaped = 0;
+    }
+    return 0;
+}
+
+/* ---- RFC 3339 times ---------------------------------------------------------- */
+
+static inline int two_digits(const uint8_t *p) {
+    if (!is_digit(p[0]) || !is_digit(p[1])) return -1;
+    return (p[0] - '0') * 10 + (p[1] - '0');
+}
+
+/* days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil) */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Microseconds since the epoch of `YYYY-MM-DDTHH:MM:SS[.f{1,6}](Z|+HH:MM|-HH:MM)`; -1 for
+ * any other text, which Polars then parses (so both paths agree on every time). */
+static int parse_time_us(const uint8_t *s, int32_t n, int64_t *out) {
+    if (n < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
+        return -1;
+    int hi = two_digits(s), lo = two_digits(s + 2);
+    int month = two_digits(s + 5), day = two_digits(s + 8);
+    int hour = two_digits(s + 11), minute = two_digits(s + 14), second = two_digits(s + 17);
+    if (hi < 0 || lo < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+        minute < 0 || minute > 59 || second < 0 || second > 59)
+        return -1;
+    int year = hi * 100 + lo;
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (year < 1 || day > mdays[month - 1] + (month == 2 && leap)) return -1;
+    int i = 19;
+    int64_t frac = 0;
+    if (s[i] == '.') {
+        int digits = 0;
+        i++;
+        while (i < n && is_digit(s[i])) {
+            if (++digits > 6) return -1; /* finer than microseconds: Polars decides */
+            frac = frac * 10 + (s[i] - '0');
+            i++;
+        }
+        if (!digits) return -1;
+        for (; digits < 6; digits++) frac *= 10;
+    }
+    int64_t offset = 0;
+    if (i == n - 1 && s[i] == 'Z') {
+        offset = 0;
+    } else if (i == n - 6 && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        int oh = two_digits(s + i + 1), om = two_digits(s + i + 4);
+        if (oh < 0 || oh > 23 || om < 0 || om > 59) return -1;
+        offset = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+    } else {
+        return -1;
+    }
+    int64_t secs = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+    *out = (secs - offset) * 1000000 + frac;
+    return 0;
+}
+
+/* ---- one line -> one row ------------------------------------------------------ */
+
+typedef struct {
+    const uint8_t *s;
+    int32_t n;
+} Str;
+
+typedef struct {
+    Str v[NCOLS]; /* view columns; s == NULL means null */
+    int64_t ts_us;
+    int8_t has_ts_us;
+    int64_t error_code;
+    int8_t has_error_code, error_code_is_int, tool_error; /* -1 null */
+} Row;
+
+#define LIT(x) ((Str){(const uint8_t *)(x), (int32_t)(sizeof(x) - 1)})
+
+static inline int str_eq(const Slot *s, const char *lit) {
+    size_t n = strlen(lit);
+    return s->type == '"' && (size_t)(s->n - 2) == n && memcmp(s->s + 1, lit, n) == 0;
+}
+
+/* the decoded value of a string slot as a view; -1 when it would need unescaping */
+static inline int str_value(const Slot *s, Str *out) {
+    if (s->escaped) return -1;
+    out->s = s->s + 1;
+    out->n = s->n - 2;
+    return 0;
+}
+
+static inline Str json_text(const Slot *s) { return (Str){s->s, s->n}; }
+
+static int parse_int64(const Slot *s, int64_t *out) {
+    const uint8_t *p = s->s, *end = s->s + s->n;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    int64_t v = 0;
+    for (; p < end; p++) v = v * 10 + (*p - '0'); /* <= 18 digits: no overflow */
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* The JSON-RPC columns, exactly as mcptrace.loaders.rows.rpc_fields derives them
+ * from the parsed message; -1 where the Python path must decide (invalid messages,
+ * values that need unescaping, rare shapes). */
+static int rpc_row(const Slot *sl, Row *row) {
+    const Slot *id = &sl[S_ID];
+    if (id->type) {
+        row->v[C_ID] = json_text(id);
+        const char *t;
+        switch (id->type) {
+        case 'i': t = "integer"; break;
+        case 'd': t = "number"; break;
+        case '"': t = "string"; break;
+        case 'n': t = "null"; break;
+        case 't': case 'f': t = "boolean"; break;
+        case '{': t = "object"; break;
+        default: t = "array"; break;
+        }
+        row->v[C_ID_TYPE] = (Str){(const uint8_t *)t, (int32_t)strlen(t)};
+    }
+    const Slot *method = &sl[S_METHOD];
+    if (method->type && method->type != 'n') {
+        if (method->type != '"') return -1;
+        if (str_value(method, &row->v[C_METHOD])) return -1;
+        row->v[C_KIND] = id->type ? LIT("request") : LIT("notification");
+        if (sl[S_PARAMS].type == '{') {
+            const Slot *target = NULL;
+            if (str_eq(method, "tools/call") || str_eq(method, "prompts/get")) {
+                target = &sl[S_P_NAME];
+            } else if (str_eq(method, "resources/read") || str_eq(method, "resources/subscribe") ||
+                       str_eq(method, "resources/unsubscribe") ||
+                       str_eq(method, "notifications/resources/updated")) {
+                target = &sl[S_P_URI];
+            } else if (str_eq(method, "completion/complete") && sl[S_P_REF].type == '{') {
+                /* Python: ref.get("name") or ref.get("uri") */
+                const Slot *name = &sl[S_REF_NAME];
+                if (name->type == '"' && name->n > 2) {
+                    target = name;
+                } else if (name->type == 0 || name->type == 'n' || name->type == 'f' ||
+                           name->type == '"') {
+                    target = &sl[S_REF_URI];
+                } else {
+                    return -1; /* truthiness of other values: leave to Python */
+                }
+            }
+            if (target && target->type == '"' && str_value(target, &row->v[C_TARGET])) return -1;
+            if (sl[S_P_META].type == '{') {
+                if (sl[S_META_TOKEN].type) row->v[C_PROGRESS_TOKEN] = json_text(&sl[S_META_TOKEN]);
+                if (sl[S_META_PV].type == '"' && str_value(&sl[S_META_PV], &row->v[C_PROTOCOL_VERSION]))
+                    return -1;
+            }
+            if (str_eq(method, "initialize")) {
+                if (sl[S_P_PV].type == '"' && str_value(&sl[S_P_PV], &row->v[C_PROTOCOL_VERSION]))
+                    return -1;
+            } else if (str_eq(method, "notifications/progress")) {
+                if (sl[S_P_TOKEN].type) row->v[C_PROGRESS_TOKEN] = json_text(&sl[S_P_TOKEN]);
+            } else if (str_eq(method, "notifications/cancelled")) {
+                if (sl[S_P_REQID].type) row->v[C_CANCEL_ID] = json_text(&sl[S_P_REQID]);
+            }
+        }
+        return 0;
+    }
+    if (sl[S_ERROR].type) {
+        row->v[C_KIND] = LIT("error");
+        row->error_code_is_int = 0;
+        if (sl[S_ERROR].type == '{') {
+            const Slot *code = &sl[S_E_CODE];
+            if (code->type == 'i') {
+                parse_int64(code, &row->error_code);
+                row->has_error_code = 1;
+                row->error_code_is_int = 1;
+            } else if (code->type == 'd') {
+                return -1; /* an integral float code: Python's rule */
+            }
+            if (sl[S_E_MESSAGE].type == '"' && str_value(&sl[S_E_MESSAGE], &row->v[C_ERROR_MESSAGE]))
+                return -1;
+        }
+        return 0;
+    }
+    if (sl[S_RESULT].type) {
+        row->v[C_KIND] = LIT("response");
+        if (sl[S_RESULT].type == '{') {
+            if (sl[S_R_TYPE].type == '"' && str_value(&sl[S_R_TYPE], &row->v[C_RESULT_TYPE])) return -1;
+            if (sl[S_R_ISERROR].type == 't') row->tool_error = 1;
+            if (sl[S_R_PV].type == '"' && (sl[S_R_SERVERINFO].type || sl[S_R_CAPS].type) &&
+                str_value(&sl[S_R_PV], &row->v[C_PROTOCOL_VERSION]))
+                return -1;
+        }
+        return 0;
+    }
+    return -1; /* not a JSON-RPC message: the Python path words the problem */
+}
+
+enum { MODE_CAPTURE = 0, MODE_STDIO = 1 };
+
+/* 0: row filled; -1: the line takes the Python path */
+static int scan_line(const uint8_t *ls, const uint8_t *le, int mode, Row *row) {
+    Slot slots[NSLOTS];
+    memset(slots, 0, sizeof(slots));
+    memset(row, 0, sizeof(*row));
+    row->has_error_code = 0;
+    row->error_code_is_int = -1;
+    row->tool_error = -1;
+    Cur c = {ls, le, 0};
+    if (skip_ws(&c)) return -1;
+    if (c.p >= c.end || *c.p != '{') return -1;
+    if (mode == MODE_CAPTURE) {
+        if (scan_object(&c, 0, ENV_WANTS, NWANTS(ENV_WANTS), slots, 1)) return -1;
+    } else {
+        if (scan_object(&c, 0, MSG_WANTS, NWANTS(MSG_WANTS), slots, 0)) return -1;
+    }
+    if (skip_ws(&c) || c.p != c.end) return -1;
+    row->v[C_RAW] = (Str){ls, (int32_t)(le - ls)};
+    if (mode == MODE_STDIO) {
+        row->v[C_MESSAGE] = row->v[C_RAW];
+        row->v[C_DIRECTION] = LIT("unknown");
+        return rpc_row(slots, row);
+    }
+    /* capture envelope: the cases capture.parse_chunk's hot path takes */
+    const Slot *msg = &slots[S_MSG];
+    if (msg->type != '{' || slots[S_RAW].type) return -1;
+    /* the message was scanned in canonical mode, so its text is orjson.dumps(msg) */
+    row->v[C_MESSAGE] = json_text(msg);
+    if (str_eq(&slots[S_DIR], "c2s") && !slots[S_DIR].escaped) {
+        row->v[C_DIRECTION] = LIT("c2s");
+    } else if (str_eq(&slots[S_DIR], "s2c") && !slots[S_DIR].escaped) {
+        row->v[C_DIRECTION] = LIT("s2c");
+    } else {
+        return -1;
+    }
+    const int text_slots[2] = {S_TS, S_SESSION};
+    const int text_cols[2] = {C_TS_TEXT, C_SESSION};
+    for (int i = 0; i < 2; i++) {
+        const Slot *s = &slots[text_slots[i]];
+        if (s->type == '"') {
+            if (str_value(s, &row->v[text_cols[i]])) return -1;
+        } else if (s->type && s->type != 'n') {
+            return -1;
+        }
+    }
+    const Slot *server = &slots[S_SERVER];
+    if (server->type == '"' && str_value(server, &row->v[C_SERVER])) return -1;
+    const Slot *transport = &slots[S_TRANSPORT];
+    if (transport->type == '"') {
+        if (transport->escaped) return -1;
+        if (str_eq(transport, "stdio")) row->v[C_TRANSPORT] = LIT("stdio");
+        else if (str_eq(transport, "http")) row->v[C_TRANSPORT] = LIT("http");
+    }
+    return rpc_row(slots, row);
+}
+
+/* ---- the scan result: columns waiting to be exported ------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    int64_t rows;
+    int64_t lines;
+    Col cols[NCOLS];
+    Shared *shared;
+    int exported;
+} ColumnsObject;
+
+static void free_cols(Col *cols) {
+    for (int i = 0; i < NCOLS; i++) {
+        free(cols[i].values);
+        free(cols[i].validity);
+        cols[i].values = NULL;
+        cols[i].validity = NULL;
+    }
+}
+
+static void Columns_dealloc(ColumnsObject *self) {
+    free_cols(self->cols);
+    shared_decref(self->shared);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* private data of one exported column */
+typedef struct {
+    Shared *shared;
+    void *values;
+    uint8_t *validity;
+    const void *buffers[4];
+    int64_t variadic_sizes[1];
+} ColPrivate;
+
+static void release_col_array(struct ArrowArray *a) {
+    if (!a->release) return;
+    ColPrivate *pd = (ColPrivate *)a->private_data;
+    free(pd->values);
+    free(pd->validity);
+    shared_decref(pd->shared);
+    free(pd);
+    a->release = NULL;
+}
+
+static void release_struct_array(struct ArrowArray *a) {
+    if (!a->release) return;
+    for (int64_t i = 0; i < a->n_children; i++) {
+        struct ArrowArray *ch = a->children[i];
+        if (ch->release) ch->release(ch);
+        free(ch);
+    }
+    free(a->children);
+    free((void *)a->buffers);
+    a->release = NULL;
+}
+
+static void release_schema(struct ArrowSchema *s) {
+    if (!s->release) return;
+    for (int64_t i = 0; i < s->n_children; i++) {
+        struct ArrowSchema *ch = s->children[i];
+        if (ch->release) ch->release(ch);
+        free(ch);
+    }
+    free(s->children);
+    s->release = NULL;
+}
+
+static void schema_capsule_destructor(PyObject *cap) {
+    struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
+    if (s) {
+        if (s->release) s->release(s);
+        free(s);
+    }
+}
+
+static void array_capsule_destructor(PyObject *cap) {
+    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
+    if (a) {
+        if (a->release) a->release(a);
+        free(a);
+    }
+}
+
+static const char *format_of(int type) {
+    switch (type) {
+    case T_INT64: return "l";
+    case T_BOOL: return "b";
+    default: return "vu";
+    }
+}
+
+static PyObject *Columns_arrow_c_array(ColumnsObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"requested_schema", NULL};
+    PyObject *requested = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kwlist, &requested)) return NULL;
+    if (self->exported) {
+        PyErr_SetString(PyExc_RuntimeError, "columns were already exported");
+        return NULL;
+    }
+    struct ArrowSchema *schema = calloc(1, sizeof(*schema));
+    struct ArrowArray *array = calloc(1, sizeof(*array));
+    struct ArrowSchema **schema_children = calloc(NCOLS, sizeof(*schema_children));
+    struct ArrowArray **array_children = calloc(NCOLS, sizeof(*array_children));
+    const void **struct_buffers = calloc(1, sizeof(void *));
+    int ok = schema && array && schema_children && array_children && struct_buffers;
+    for (int i = 0; ok && i < NCOLS; i++) {
+        schema_children[i] = calloc(1, sizeof(struct ArrowSchema));
+        array_children[i] = calloc(1, sizeof(struct ArrowArray));
+        ok = schema_children[i] && array_children[i] && (array_children[i]->private_data = calloc(1, sizeof(ColPrivate)));
+    }
+    if (!ok) {
+        for (int i = 0; i < NCOLS && schema_children && array_children; i++) {
+            free(schema_children[i]);
+            if (array_children[i]) free(array_children[i]->private_data);
+            free(array_children[i]);
+        }
+        free(schema);
+        free(array);
+        free(schema_children);
+        free(array_children);
+        free(struct_buffers);
+        return PyErr_NoMemory();
+    }
+    for (int i = 0; i < NCOLS; i++) {
+        struct ArrowSchema *cs = schema_children[i];
+        cs->format = format_of(COL_TYPES[i]);
+        cs->name = COL_NAMES[i];
+        cs->flags = ARROW_FLAG_NULLABLE;
+        cs->release = release_schema;
+
+        Col *col = &self->cols[i];
+        struct ArrowArray *ca = array_children[i];
+        ColPrivate *pd = (ColPrivate *)ca->private_data;
+        pd->values = col->values;
+        pd->validity = col->nulls ? col->validity : NULL;
+        if (!col->nulls) free(col->validity);
+        col->values = NULL;
+        col->validity = NULL;
+        ca->length = self->rows;
+        ca->null_count = col->nulls;
+        ca->buffers = pd->buffers;
+        pd->buffers[0] = pd->validity;
+        pd->buffers[1] = pd->values;
+        if (COL_TYPES[i] == T_VIEW) {
+            atomic_fetch_add(&self->shared->refs, 1);
+            pd->shared = self->shared;
+            pd->buffers[2] = self->shared->data;
+            pd->variadic_sizes[0] = self->shared->size;
+            pd->buffers[3] = pd->variadic_sizes;
+            ca->n_buffers = 4;
+        } else {
+            ca->n_buffers = 2;
+        }
+        ca->release = release_col_array;
+    }
+    schema->format = "+s";
+    schema->name = "";
+    schema->n_children = NCOLS;
+    schema->children = schema_children;
+    schema->release = release_schema;
+    array->length = self->rows;
+    array->n_buffers = 1;
+    array->buffers = struct_buffers;
+    array->n_children = NCOLS;
+    array->children = array_children;
+    array->release = release_struct_array;
+    self->exported = 1;
+
+    PyObject *sc = PyCapsule_New(schema, "arrow_schema", schema_capsule_destructor);
+    if (!sc) {
+        schema->release(schema);
+        free(schema);
+        array->release(array);
+        free(array);
+        return NULL;
+    }
+    PyObject *ac = PyCapsule_New(array, "arrow_array", array_capsule_destructor);
+    if (!ac) {
+        Py_DECREF(sc);
+        array->release(array);
+        free(array);
+        return NULL;
+    }
+    PyObject *out = PyTuple_Pack(2, sc, ac);
+    Py_DECREF(sc);
+    Py_DECREF(ac);
+    return out;
+}
+
+static PyMethodDef Columns_methods[] = {
+    {"__arrow_c_array__", (PyCFunction)(void (*)(void))Columns_arrow_c_array,
+     METH_VARARGS | METH_KEYWORDS, "Export the rows as an Arrow struct array (once)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ColumnsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mcptrace._scan.Columns",
+    .tp_basicsize = sizeof(ColumnsObject),
+    .tp_dealloc = (destructor)Columns_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Rows the scanner took, as Arrow columns.",
+    .tp_methods = Columns_methods,
+};
+
+/* ---- the entry point ------------------------------------------------------------ */
+
+typedef struct {
+    int64_t line, start, end;
+} SlowLine;
+
+static int alloc_cols(Col *cols, int64_t cap) {
+    for (int i = 0; i < NCOLS; i++) {
+        size_t width = COL_TYPES[i] == T_INT64 ? 8 : COL_TYPES[i] == T_VIEW ? sizeof(View) : 0;
+        size_t bitmap = (size_t)(cap / 8 + 1);
+        cols[i].values = width ? malloc(width * (size_t)(cap ? cap : 1)) : calloc(bitmap, 1);
+        cols[i].validity = calloc(bitmap, 1);
+        cols[i].nulls = 0;
+        if (!cols[i].values || !cols[i].validity) return -1;
+    }
+    return 0;
+}
+
+static inline void put_view(Col *col, int64_t i, const uint8_t *base, Str s) {
+    View *v = &((View *)col->values)[i];
+    memset(v, 0, sizeof(*v));
+    if (!s.s) {
+        col->nulls++;
+        return;
+    }
+    bit_set(col->validity, i);
+    v->len = s.n;
+    if (s.n <= 12) {
+        memcpy(v->u.inl, s.s, (size_t)s.n);
+    } else {
+        memcpy(v->u.ref.prefix, s.s, 4);
+        v->u.ref.buf = 0;
+        v->u.ref.off = (int32_t)(s.s - base);
+    }
+}
+
+static inline void put_bool(Col *col, int64_t i, int8_t value) {
+    if (value < 0) {
+        col->nulls++;
+        return;
+    }
+    bit_set(col->validity, i);
+    if (value) bit_set((uint8_t *)col->values, i);
+}
+
+static inline void put_int(Col *col, int64_t i, int64_t value, int present) {
+    ((int64_t *)col->values)[i] = present ? value : 0;
+    if (present) bit_set(col->validity, i);
+    else col->nulls++;
+}
+
+PyDoc_STRVAR(scan_doc,
+"scan(data, first_line, mode) -> (columns, lines, slow)\n\n"
+"Scan the lines of `data` (bytes; lines end with \\n, a trailing \\r is dropped).\n"
+"mode 0: mcptrace capture envelopes; mode 1: bare JSON-RPC messages (raw stdio).\n"
+"`columns` exports the rows taken (Arrow struct array via __arrow_c_array__),\n"
+"`lines` counts the lines, `slow` lists (line number, start, end) of the lines\n"
+"left to the Python path. Runs without the GIL.");
+
+static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
+    Py_buffer buf;
+    long long first_line;
+    int mode;
+    if (!PyArg_ParseTuple(args, "y*Li", &buf, &first_line, &mode)) return NULL;
+    if (buf.len >= INT32_MAX || (mode != MODE_CAPTURE && mode != MODE_STDIO)) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "chunk too big for 32-bit view offsets, or bad mode");
+        return NULL;
+    }
+    ColumnsObject *cols = PyObject_New(ColumnsObject, &ColumnsType);
+    if (!cols) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    memset(cols->cols, 0, sizeof(cols->cols));
+    cols->shared = NULL;
+    cols->exported = 0;
+    cols->rows = 0;
+    cols->lines = 0;
+
+    int failed = 0;
+    SlowLine *slow = NULL;
+    int64_t nslow = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const uint8_t *src = (const uint8_t *)buf.buf;
+    int64_t size = (int64_t)buf.len;
+    int64_t cap = 0;
+    for (const uint8_t *q = src, *e = src + size; q < e;) {
+        const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
+        cap++;
+        q = nl ? nl + 1 : e;
+    }
+    Shared *shared = malloc(sizeof(Shared));
+    uint8_t *copy = malloc((size_t)(size ? size : 1));
+    slow = malloc(sizeof(SlowLine) * (size_t)(cap ? cap : 1));
+    if (!shared || !copy || !slow || alloc_cols(cols->cols, cap)) {
+        failed = 1;
+        free(shared);
+        free(copy);
+    } else {
+        memcpy(copy, src, (size_t)size);
+        atomic_init(&shared->refs, 1);
+        shared->data = copy;
+        shared->size = size;
+        cols->shared = shared;
+        const uint8_t *base = copy, *q = copy, *e = copy + size;
+        int64_t line = first_line, n = 0;
+        Row row;
+        while (q < e) {
+            const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
+            const uint8_t *le = nl ? nl : e;
+            if (le > q && le[-1] == '\r') le--;
+            if (le > q && scan_line(q, le, mode, &row) == 0) {
+                Col *c = cols->cols;
+                put_int(&c[C_LINE], n, line, 1);
+                if (row.v[C_TS_TEXT].s)
+                    row.has_ts_us = parse_time_us(row.v[C_TS_TEXT].s, row.v[C_TS_TEXT].n, &row.ts_us) == 0;
+                put_int(&c[C_TS_US], n, row.ts_us, row.has_ts_us);
+                for (int i = 0; i < NCOLS; i++) {
+                    if (COL_TYPES[i] == T_VIEW) put_view(&c[i], n, base, row.v[i]);
+                }
+                put_int(&c[C_ERROR_CODE], n, row.error_code, row.has_error_code);
+                put_bool(&c[C_ERROR_CODE_IS_INT], n, row.error_code_is_int);
+                put_bool(&c[C_TOOL_ERROR], n, row.tool_error);
+                n++;
+            } else {
+                slow[nslow].line = line;
+                slow[nslow].start = q - base;
+                slow[nslow].end = le - base;
+                nslow++;
+            }
+            line++;
+            q = nl ? nl + 1 : e;
+        }
+        cols->rows = n;
+        cols->lines = line - first_line;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    if (failed) {
+        free(slow);
+        Py_DECREF(cols);
+        return PyErr_NoMemory();
+    }
+    PyObject *slow_list = PyList_New((Py_ssize_t)nslow);
+    if (!slow_list) {
+        free(slow);
+        Py_DECREF(cols);
+        return NULL;
+    }
+    for (int64_t i = 0; i < nslow; i++) {
+        PyObject *t = Py_BuildValue("(LLL)", (long long)slow[i].line, (long long)slow[i].start,
+                                    (long long)slow[i].end);
+        if (!t) {
+            free(slow);
+            Py_DECREF(slow_list);
+            Py_DECREF(cols);
+            return NULL;
+        }
+        PyList_SET_ITEM(slow_list, (Py_ssize_t)i, t);
+    }
+    free(slow);
+    return Py_BuildValue("(NLN)", (PyObject *)cols, (long long)cols->lines, slow_list);
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, scan_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "mcptrace._scan",
+    "The loaders' hot path in C: line scanning and column extraction without the GIL.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&ColumnsType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m) return NULL;
+    PyModule_AddIntConstant(m, "CAPTURE", MODE_CAPTURE);
+    PyModule_AddIntConstant(m, "STDIO", MODE_STDIO);
+    return m;
+}

@@ -1,0 +1,88 @@
+"""The C scanner (:mod:`mcptrace._scan`) seen from Python: chunks in, message rows out.
+
+The scanner takes the lines it can turn into rows exactly as the Python path
+would (see the comment at the top of ``mcptrace/_scan.c``) and returns the others
+by position; the loaders parse those with orjson as before and merge the two in
+line order. Results are therefore the same with or without the extension: it is
+built when a C compiler is present at install time, and ``MCPTRACE_PURE_PYTHON=1``
+turns it off (the tests compare both paths).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Literal
+
+import polars as pl
+
+from mcptrace.loaders.rows import parse_timestamps
+from mcptrace.schema import MESSAGES
+
+_scan: ModuleType | None
+try:
+    _scan = importlib.import_module("mcptrace._scan")
+except ImportError:  # built without a C compiler: the pure-Python path does all the work
+    _scan = None
+
+Mode = Literal["capture", "stdio"]
+#: (line number, start, end) of a line the scanner left to the Python path
+SlowLine = tuple[int, int, int]
+#: view offsets in the scanner's columns are 32-bit
+_MAX_CHUNK = (1 << 31) - 2
+
+
+def available() -> bool:
+    """Whether the C scanner is built and not turned off by ``MCPTRACE_PURE_PYTHON``."""
+    return _scan is not None and os.environ.get("MCPTRACE_PURE_PYTHON", "") in ("", "0")
+
+
+def scan(
+    data: bytes,
+    first_line: int,
+    mode: Mode,
+    *,
+    source: str,
+    format: str,
+    transport: str = "unknown",
+) -> tuple[pl.DataFrame, list[SlowLine]] | None:
+    """Rows for the lines of ``data`` the scanner takes (messages schema, sessions not
+    yet filled) and the lines it leaves; None when the scanner cannot be used."""
+    if _scan is None or not available() or len(data) > _MAX_CHUNK:
+        return None
+    columns, _lines, slow = _scan.scan(
+        data, first_line, _scan.CAPTURE if mode == "capture" else _scan.STDIO
+    )
+    rows = pl.Series(columns).struct.unnest()
+    n = rows.height
+    # the scanner reads the common RFC 3339 form itself; Polars parses any other text
+    ts = pl.from_epoch(rows["ts_us"], time_unit="us").dt.replace_time_zone("UTC")
+    unread = (rows["ts_text"].is_not_null() & ts.is_null()).arg_true()
+    if len(unread):
+        ts = ts.scatter(unread, parse_timestamps(rows["ts_text"].gather(unread)))
+    ts = ts.cast(MESSAGES.schema["ts"]).alias("ts")
+    derived: dict[str, pl.Expr] = {
+        "source": pl.lit(source, pl.String),
+        "format": pl.lit(format, pl.String),
+        "ordinal": pl.lit(None, pl.Int64),
+        "ts": pl.lit(ts),
+        "ts_quality": pl.when(pl.lit(ts).is_null()).then(pl.lit("none")).otherwise(pl.lit("exact")),
+        "direction_inferred": pl.lit(False),
+        "transport": pl.col("transport").fill_null(transport),
+        "batch_index": pl.lit(None, pl.Int32),
+        "batched": pl.lit(False),
+        "http_method": pl.lit(None, pl.String),
+        "http_status": pl.lit(None, pl.Int64),
+        "http_headers": pl.lit(None, pl.String),
+        "parse_error": pl.lit(None, pl.String),
+    }
+    frame = rows.select(
+        (derived[name] if name in derived else pl.col(name)).cast(dtype).alias(name)
+        for name, dtype in MESSAGES.schema.items()
+    )
+    assert frame.height == n
+    return frame, slow
+
+
+__all__ = ["SlowLine", "available", "scan"]
