@@ -133,7 +133,29 @@ typedef struct {
     void *values;      /* int64_t[], bit-packed bools, or View[] */
     uint8_t *validity; /* bit set = value present */
     int64_t nulls;
+    /* view columns other than message and raw keep their long strings in a buffer of
+     * their own: short values pointing into the whole chunk would make every later
+     * Polars operation on them (hashing, joins, compaction) walk the chunk's buffer */
+    uint8_t *data;
+    int64_t data_len, data_cap;
+    /* each distinct long value is stored once per chunk (sessions, methods and tool
+     * names repeat on nearly every row); the table stops growing when half full */
+    struct Interned *interned;
+    int32_t n_interned;
 } Col;
+
+#define INTERN_SLOTS 4096
+
+typedef struct Interned {
+    uint64_t hash;
+    int32_t off, len; /* len 0: empty slot (interned values are > 12 bytes) */
+} Interned;
+
+static inline uint64_t fnv1a(const uint8_t *s, int32_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int32_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ULL;
+    return h;
+}
 
 static inline void bit_set(uint8_t *bits, int64_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
 
@@ -808,12 +830,18 @@ typedef struct {
     int exported;
 } ColumnsObject;
 
+static inline int shares_chunk(int col) { return col == C_MESSAGE || col == C_RAW; }
+
 static void free_cols(Col *cols) {
     for (int i = 0; i < NCOLS; i++) {
         free(cols[i].values);
         free(cols[i].validity);
+        free(cols[i].data);
+        free(cols[i].interned);
+        cols[i].interned = NULL;
         cols[i].values = NULL;
         cols[i].validity = NULL;
+        cols[i].data = NULL;
     }
 }
 
@@ -828,6 +856,7 @@ typedef struct {
     Shared *shared;
     void *values;
     uint8_t *validity;
+    uint8_t *data;
     const void *buffers[4];
     int64_t variadic_sizes[1];
 } ColPrivate;
@@ -837,6 +866,7 @@ static void release_col_array(struct ArrowArray *a) {
     ColPrivate *pd = (ColPrivate *)a->private_data;
     free(pd->values);
     free(pd->validity);
+    free(pd->data);
     shared_decref(pd->shared);
     free(pd);
     a->release = NULL;
@@ -941,11 +971,20 @@ static PyObject *Columns_arrow_c_array(ColumnsObject *self, PyObject *args, PyOb
         ca->buffers = pd->buffers;
         pd->buffers[0] = pd->validity;
         pd->buffers[1] = pd->values;
-        if (COL_TYPES[i] == T_VIEW) {
+        if (COL_TYPES[i] == T_VIEW && shares_chunk(i)) {
             atomic_fetch_add(&self->shared->refs, 1);
             pd->shared = self->shared;
             pd->buffers[2] = self->shared->data;
             pd->variadic_sizes[0] = self->shared->size;
+            pd->buffers[3] = pd->variadic_sizes;
+            ca->n_buffers = 4;
+        } else if (COL_TYPES[i] == T_VIEW) {
+            free(col->interned);
+            col->interned = NULL;
+            pd->data = col->data; /* allocated by alloc_cols, never NULL */
+            col->data = NULL;
+            pd->buffers[2] = pd->data;
+            pd->variadic_sizes[0] = col->data_len;
             pd->buffers[3] = pd->variadic_sizes;
             ca->n_buffers = 4;
         } else {
@@ -1015,27 +1054,74 @@ static int alloc_cols(Col *cols, int64_t cap) {
         cols[i].values = width ? malloc(width * (size_t)(cap ? cap : 1)) : calloc(bitmap, 1);
         cols[i].validity = calloc(bitmap, 1);
         cols[i].nulls = 0;
-        if (!cols[i].values || !cols[i].validity) return -1;
+        cols[i].data_len = 0;
+        cols[i].data_cap = 64;
+        cols[i].data = malloc((size_t)cols[i].data_cap);
+        cols[i].n_interned = 0;
+        cols[i].interned = NULL;
+        if (COL_TYPES[i] == T_VIEW && !shares_chunk(i)) {
+            cols[i].interned = calloc(INTERN_SLOTS, sizeof(Interned));
+            if (!cols[i].interned) return -1;
+        }
+        if (!cols[i].values || !cols[i].validity || !cols[i].data) return -1;
     }
     return 0;
 }
 
-static inline void put_view(Col *col, int64_t i, const uint8_t *base, Str s) {
+/* -1 when out of memory */
+static inline int put_view(Col *col, int64_t i, const uint8_t *base, Str s, int shared) {
     View *v = &((View *)col->values)[i];
     memset(v, 0, sizeof(*v));
     if (!s.s) {
         col->nulls++;
-        return;
+        return 0;
     }
     bit_set(col->validity, i);
     v->len = s.n;
     if (s.n <= 12) {
         memcpy(v->u.inl, s.s, (size_t)s.n);
-    } else {
-        memcpy(v->u.ref.prefix, s.s, 4);
-        v->u.ref.buf = 0;
-        v->u.ref.off = (int32_t)(s.s - base);
+        return 0;
     }
+    memcpy(v->u.ref.prefix, s.s, 4);
+    v->u.ref.buf = 0;
+    if (shared) {
+        v->u.ref.off = (int32_t)(s.s - base);
+        return 0;
+    }
+    Interned *slot = NULL;
+    uint64_t h = 0;
+    if (col->interned) {
+        h = fnv1a(s.s, s.n);
+        for (uint32_t k = (uint32_t)h & (INTERN_SLOTS - 1);; k = (k + 1) & (INTERN_SLOTS - 1)) {
+            Interned *e = &col->interned[k];
+            if (!e->len) {
+                if (col->n_interned < INTERN_SLOTS / 2) slot = e;
+                break;
+            }
+            if (e->hash == h && e->len == s.n && memcmp(col->data + e->off, s.s, (size_t)s.n) == 0) {
+                v->u.ref.off = e->off;
+                return 0;
+            }
+        }
+    }
+    if (col->data_len + s.n > col->data_cap) {
+        int64_t cap = col->data_cap * 2;
+        while (cap < col->data_len + s.n) cap *= 2;
+        uint8_t *grown = realloc(col->data, (size_t)cap);
+        if (!grown) return -1;
+        col->data = grown;
+        col->data_cap = cap;
+    }
+    memcpy(col->data + col->data_len, s.s, (size_t)s.n);
+    v->u.ref.off = (int32_t)col->data_len;
+    if (slot) {
+        slot->hash = h;
+        slot->off = (int32_t)col->data_len;
+        slot->len = s.n;
+        col->n_interned++;
+    }
+    col->data_len += s.n;
+    return 0;
 }
 
 static inline void put_bool(Col *col, int64_t i, int8_t value) {
@@ -1121,8 +1207,10 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
                     row.has_ts_us = parse_time_us(row.v[C_TS_TEXT].s, row.v[C_TS_TEXT].n, &row.ts_us) == 0;
                 put_int(&c[C_TS_US], n, row.ts_us, row.has_ts_us);
                 for (int i = 0; i < NCOLS; i++) {
-                    if (COL_TYPES[i] == T_VIEW) put_view(&c[i], n, base, row.v[i]);
+                    if (COL_TYPES[i] == T_VIEW && put_view(&c[i], n, base, row.v[i], shares_chunk(i)))
+                        failed = 1;
                 }
+                if (failed) break;
                 put_int(&c[C_ERROR_CODE], n, row.error_code, row.has_error_code);
                 put_bool(&c[C_ERROR_CODE_IS_INT], n, row.error_code_is_int);
                 put_bool(&c[C_TOOL_ERROR], n, row.tool_error);
