@@ -7,6 +7,8 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
 (a) baseline: ``for line in open(path, "rb"): orjson.loads(line)`` -- the floor any
     loader of this file pays just to parse it;
 (b) ``mcptrace.load(path)`` -- the messages table only;
+(b') the same with ``MCPTRACE_PURE_PYTHON=1``: the pure-Python path a machine without
+    a C compiler gets (worker processes, orjson per line);
 (c) ``mcptrace.load(path)`` plus ``trace.calls`` and ``trace.sessions``.
 
 Times cover the operation only (interpreter start-up and imports are reported
@@ -46,10 +48,11 @@ from generate import VERSION, generate_capture
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
-MODES = ("baseline", "load", "derived")
+MODES = ("baseline", "load", "pure", "derived")
 LABELS = {
     "baseline": "(a) orjson loop (baseline)",
     "load": "(b) mcptrace.load",
+    "pure": "(b') load, C scanner off",
     "derived": "(c) load + calls + sessions",
     "stream": "streaming.write_messages -> Parquet",
 }
@@ -82,6 +85,9 @@ def _own_peak_rss() -> int:
 
 
 def _child(mode: str, path: str, dest: str | None) -> dict[str, Any]:
+    if mode == "pure":
+        # the pure-Python path, as on a machine where the C scanner could not be built
+        os.environ["MCPTRACE_PURE_PYTHON"] = "1"
     started = time.perf_counter()
     if mode != "baseline":
         import mcptrace
@@ -96,7 +102,7 @@ def _child(mode: str, path: str, dest: str | None) -> dict[str, Any]:
             for line in f:
                 loads(line)
                 rows += 1
-    elif mode == "load":
+    elif mode in ("load", "pure"):
         rows = mcptrace.load(path).messages.height
     elif mode == "derived":
         trace = mcptrace.load(path)
@@ -249,7 +255,7 @@ def _table(results: dict[str, Any], messages: int) -> str:
         ratio = res.get("ratio_best", 1.0)
         rss_mib = res["peak_rss_bytes"] / MIB
         notes = []
-        if mode == "load":
+        if mode in ("load", "pure"):
             notes.append(f"x<={RATIO_TARGET:.1f} {_verdict(ratio <= RATIO_TARGET)}")
         if mode != "baseline":
             if messages >= RSS_TARGET_MESSAGES:
@@ -285,6 +291,12 @@ def _versions() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "orjson": orjson.__version__,
     }
+    try:
+        from mcptrace.loaders import accel
+
+        info["c_scanner"] = accel.available()
+    except ImportError:  # pragma: no cover - mcptrace not importable
+        info["c_scanner"] = None
     try:
         import psutil
 
@@ -401,7 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"machine: {env['cpus']} CPUs, {env.get('memory_bytes', 0) / GIB:.0f} GiB; "
         f"python {env['python']}, polars {env.get('polars')}, orjson {env['orjson']}, "
-        f"mcptrace {env.get('mcptrace')} ({env.get('git')}); best of {args.repeat}"
+        f"mcptrace {env.get('mcptrace')} ({env.get('git')}), C scanner "
+        f"{'built' if env.get('c_scanner') else 'NOT built'}; best of {args.repeat}"
     )
     print(_table(results, args.messages))
 
