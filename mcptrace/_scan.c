@@ -446,6 +446,20 @@ static int scan_literal(Cur *c, const char *word, int n, uint8_t type, Slot *out
     return 0;
 }
 
+/* after a member or element: 1 when a comma announces another, 0 at `close`, -1 otherwise */
+static inline int next_item(Cur *c, uint8_t close) {
+    if (skip_ws(c) || c->p >= c->end) return -1;
+    if (*c->p == ',') {
+        c->p++;
+        return skip_ws(c) ? -1 : 1;
+    }
+    if (*c->p == close) {
+        c->p++;
+        return 0;
+    }
+    return -1;
+}
+
 /* an object; members named in `wants` are recorded in `slots` (and their objects
  * scanned with their own wants); `strict` makes any other member a reason to decline */
 static int scan_object(Cur *c, int depth, const Want *wants, int nwants, Slot *slots, int strict) {
@@ -494,18 +508,8 @@ static int scan_object(Cur *c, int depth, const Want *wants, int nwants, Slot *s
             if (strict) return -1;
             if (scan_value(c, depth + 1, NULL, 0, slots, NULL)) return -1;
         }
-        if (skip_ws(c)) return -1;
-        if (c->p >= c->end) return -1;
-        if (*c->p == ',') {
-            c->p++;
-            if (skip_ws(c)) return -1;
-            continue;
-        }
-        if (*c->p == '}') {
-            c->p++;
-            return 0;
-        }
-        return -1;
+        int more = next_item(c, '}');
+        if (more <= 0) return more;
     }
 }
 
@@ -518,18 +522,8 @@ static int scan_array(Cur *c, int depth, Slot *slots) {
     }
     for (;;) {
         if (scan_value(c, depth + 1, NULL, 0, slots, NULL)) return -1;
-        if (skip_ws(c)) return -1;
-        if (c->p >= c->end) return -1;
-        if (*c->p == ',') {
-            c->p++;
-            if (skip_ws(c)) return -1;
-            continue;
-        }
-        if (*c->p == ']') {
-            c->p++;
-            return 0;
-        }
-        return -1;
+        int more = next_item(c, ']');
+        if (more <= 0) return more;
     }
 }
 

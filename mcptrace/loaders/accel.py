@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Literal
 
 import polars as pl
 
+from mcptrace.loaders.base import LoadContext
+from mcptrace.loaders.reader import split_lines
 from mcptrace.loaders.rows import parse_timestamps
 from mcptrace.schema import MESSAGES
 
@@ -85,4 +88,32 @@ def scan(
     return frame, slow
 
 
-__all__ = ["SlowLine", "available", "scan"]
+#: a loader's pure-Python parser: numbered lines (and, when they are all of a chunk, the
+#: chunk and its first line number) to message rows
+LineParser = Callable[..., pl.DataFrame]
+
+
+def parse_chunk(
+    data: bytes,
+    first_line: int,
+    ctx: LoadContext,
+    mode: Mode,
+    parse_lines: LineParser,
+    *,
+    format: str,
+    transport: str = "unknown",
+) -> pl.DataFrame:
+    """A chunk's rows: the scanner's, merged in line order with those ``parse_lines``
+    makes of the lines it left; all of them from ``parse_lines`` without the scanner."""
+    scanned = scan(data, first_line, mode, source=ctx.source, format=format, transport=transport)
+    if scanned is None:
+        return parse_lines(enumerate(split_lines(data), first_line), ctx, data, first_line)
+    fast, slow = scanned
+    if not slow:
+        return fast
+    numbered: Iterable[tuple[int, bytes]] = ((line, data[a:b]) for line, a, b in slow)
+    rest = parse_lines(numbered, ctx)
+    return pl.concat([fast, rest]).sort("line", maintain_order=True)
+
+
+__all__ = ["LineParser", "SlowLine", "available", "parse_chunk", "scan"]

@@ -21,7 +21,7 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
-from mcptrace.loaders.reader import Content, split_lines
+from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import (
     Envelope,
     RowBuilder,
@@ -101,14 +101,7 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
     The C scanner takes the common lines; the rest (and everything, when it is not
     built) go through :func:`parse_lines`, which gives the same rows.
     """
-    scanned = accel.scan(data, first_line, "capture", source=ctx.source, format=NAME)
-    if scanned is None:
-        return parse_lines(enumerate(split_lines(data), first_line), ctx, data, first_line)
-    fast, slow = scanned
-    if not slow:
-        return fast
-    rest = parse_lines(((line, data[start:end]) for line, start, end in slow), ctx)
-    return pl.concat([fast, rest]).sort("line", maintain_order=True)
+    return accel.parse_chunk(data, first_line, ctx, "capture", parse_lines, format=NAME)
 
 
 def parse_lines(

@@ -16,7 +16,7 @@ from mcptrace import _json
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
-from mcptrace.loaders.reader import Content, split_lines
+from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import RowBuilder, decode_raw, fill_context, rpc_fields, text_lines
 
 #: parse_chunk runs the C scanner, which releases the GIL (see loaders.chunked)
@@ -59,16 +59,9 @@ def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
     The C scanner takes the common lines; the rest (and everything, when it is not
     built) go through :func:`parse_lines`, which gives the same rows.
     """
-    scanned = accel.scan(
-        data, first_line, "stdio", source=ctx.source, format=NAME, transport="stdio"
+    return accel.parse_chunk(
+        data, first_line, ctx, "stdio", parse_lines, format=NAME, transport="stdio"
     )
-    if scanned is None:
-        return parse_lines(enumerate(split_lines(data), first_line), ctx, data, first_line)
-    fast, slow = scanned
-    if not slow:
-        return fast
-    rest = parse_lines(((line, data[start:end]) for line, start, end in slow), ctx)
-    return pl.concat([fast, rest]).sort("line", maintain_order=True)
 
 
 def parse_lines(

@@ -451,6 +451,15 @@ splices = st.sampled_from(
 )
 
 
+def _spliced(lines: list[bytes], mutations: list[tuple[int, int, bytes]]) -> bytes:
+    """The lines with each splice inserted (line index, offset, bytes), as one chunk."""
+    for which, where, splice in mutations:
+        i = which % len(lines)
+        at = where % (len(lines[i]) + 1)
+        lines[i] = lines[i][:at] + splice + lines[i][at:]
+    return b"\n".join(lines) + b"\n"
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
@@ -459,12 +468,7 @@ splices = st.sampled_from(
 def test_random_captures_match_the_python_path(
     docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
 ) -> None:
-    lines = [spell(doc, style) for doc, style in docs]
-    for which, where, splice in mutations:
-        i = which % len(lines)
-        at = where % (len(lines[i]) + 1)
-        lines[i] = lines[i][:at] + splice + lines[i][at:]
-    data = b"\n".join(lines) + b"\n"
+    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
     with pytest.MonkeyPatch.context() as monkeypatch:
         _assert_same("capture", data, monkeypatch)
 
@@ -477,12 +481,7 @@ def test_random_captures_match_the_python_path(
 def test_random_stdio_streams_match_the_python_path(
     docs: list[tuple[object, int]], mutations: list[tuple[int, int, bytes]]
 ) -> None:
-    lines = [spell(doc, style) for doc, style in docs]
-    for which, where, splice in mutations:
-        i = which % len(lines)
-        at = where % (len(lines[i]) + 1)
-        lines[i] = lines[i][:at] + splice + lines[i][at:]
-    data = b"\n".join(lines) + b"\n"
+    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
     with pytest.MonkeyPatch.context() as monkeypatch:
         _assert_same("stdio", data, monkeypatch)
 
