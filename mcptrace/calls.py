@@ -20,95 +20,134 @@ import polars as pl
 
 from mcptrace.schema import CALLS, MESSAGES
 
-_FLIP = {"c2s": "s2c", "s2c": "c2s", "unknown": "unknown"}
 _DIRECTION = MESSAGES.schema["direction"]
 _KEY = ["session", "direction", "id"]
 
 
+# Each part selects its columns before filtering rows: a filter moves every column
+# it is given, and the messages table has ~30. The parts are made one chunk per
+# column: the table is then assembled by position, and gathers over many chunks
+# (as a loader may leave them) are slower.
+
+
 def _requests(messages: pl.DataFrame) -> pl.DataFrame:
-    return messages.filter(pl.col("kind") == "request").select(
-        "session",
-        "server",
-        "direction",
-        "id",
-        "id_type",
-        "method",
-        "target",
-        request_source="source",
-        request_line="line",
-        request_ordinal="ordinal",
-        request_ts="ts",
-        progress_token="progress_token",
+    return (
+        messages.lazy()
+        .filter(pl.col("kind") == "request")
+        .select(
+            "session",
+            "server",
+            "direction",
+            "id",
+            "id_type",
+            "method",
+            "target",
+            request_source="source",
+            request_line="line",
+            request_ordinal="ordinal",
+            request_ts="ts",
+            progress_token="progress_token",
+        )
+        .collect()
+        .rechunk()
     )
 
 
 def _responses(messages: pl.DataFrame) -> pl.DataFrame:
-    return messages.filter(pl.col("kind").is_in(["response", "error"])).select(
-        "session",
-        "server",
-        pl.col("direction")
-        .cast(pl.String)
-        .replace_strict(_FLIP, return_dtype=pl.String)
-        .cast(_DIRECTION)
-        .alias("direction"),
-        "id",
-        "id_type",
-        response_source="source",
-        response_line="line",
-        response_ordinal="ordinal",
-        response_ts="ts",
-        response_kind="kind",
-        error_code="error_code",
-        error_message="error_message",
-        result_type="result_type",
-        tool_error="tool_error",
+    return (
+        messages.lazy()
+        .filter(pl.col("kind").is_in(["response", "error"]))
+        .select(
+            "session",
+            "server",
+            # the direction of the request it answers (compared as enums: no strings)
+            pl.when(pl.col("direction") == "c2s")
+            .then(pl.lit("s2c", _DIRECTION))
+            .when(pl.col("direction") == "s2c")
+            .then(pl.lit("c2s", _DIRECTION))
+            .otherwise(pl.col("direction"))
+            .alias("direction"),
+            "id",
+            "id_type",
+            response_source="source",
+            response_line="line",
+            response_ordinal="ordinal",
+            response_ts="ts",
+            response_kind="kind",
+            error_code="error_code",
+            error_message="error_message",
+            result_type="result_type",
+            tool_error="tool_error",
+        )
+        .collect()
+        .rechunk()
     )
 
 
-def _match_ordered(req: pl.DataFrame, resp: pl.DataFrame) -> pl.DataFrame:
-    """For each response, the ordinal of the latest earlier request with its key."""
-    keyed = resp.filter(pl.col("id").is_not_null())
-    right = req.select(*_KEY, "request_ordinal").sort("request_ordinal")
-    matched = keyed.sort("response_ordinal").join_asof(
+def _sorted(frame: pl.DataFrame, column: str) -> pl.DataFrame:
+    """``frame`` sorted by ``column``; a loaded table's rows are in ordinal order
+    already, so this is usually a cheap check, not a sort."""
+    return frame if frame[column].is_sorted() else frame.sort(column)
+
+
+def _latest_requests(req: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """For each row of ``rows`` (``_KEY`` and an ordinal ``at``), the latest earlier
+    request with that key: its ``request_ordinal`` and its row ``_req`` in ``req``."""
+    right = _sorted(req.select(*_KEY, "request_ordinal", "_req"), "request_ordinal")
+    return _sorted(rows, "at").join_asof(
         right,
-        left_on="response_ordinal",
+        left_on="at",
         right_on="request_ordinal",
         by=_KEY,
         strategy="backward",
         check_sortedness=False,
     )
-    return pl.concat([matched, resp.filter(pl.col("id").is_null())], how="diagonal_relaxed")
+
+
+def _keyed_responses(resp: pl.DataFrame) -> pl.DataFrame:
+    """Responses with an id (``_row``, ``_KEY``, ``at``): those without match nothing."""
+    return resp.filter(pl.col("id").is_not_null()).select("_row", *_KEY, at="response_ordinal")
 
 
 def _match_by_rank(req: pl.DataFrame, resp: pl.DataFrame) -> pl.DataFrame:
     """For captures without a common order: k-th response to the k-th request of a key."""
     rank = pl.int_range(pl.len()).over(_KEY)
-    left = resp.sort("response_ordinal").with_columns(_k=rank)
-    right = req.sort("request_ordinal").with_columns(_k=rank).select(*_KEY, "_k", "request_ordinal")
-    return left.join(right, on=[*_KEY, "_k"], how="left", nulls_equal=False).drop("_k")
-
-
-def _cancellations(messages: pl.DataFrame, req: pl.DataFrame) -> pl.DataFrame:
-    cancels = messages.filter(
-        (pl.col("method") == "notifications/cancelled") & pl.col("cancel_id").is_not_null()
-    ).select("session", "direction", id="cancel_id", cancel_ordinal="ordinal", cancel_line="line")
-    if cancels.is_empty():
-        return pl.DataFrame(schema={"request_ordinal": pl.Int64, "cancel_line": pl.Int64})
-    right = req.select(*_KEY, "request_ordinal").sort("request_ordinal")
-    return (
-        cancels.sort("cancel_ordinal")
-        .join_asof(
-            right,
-            left_on="cancel_ordinal",
-            right_on="request_ordinal",
-            by=_KEY,
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .filter(pl.col("request_ordinal").is_not_null())
-        .group_by("request_ordinal")
-        .agg(pl.col("cancel_line").sort_by("cancel_ordinal").first())
+    left = resp.select("_row", *_KEY, "response_ordinal").sort("response_ordinal")
+    left = left.with_columns(_k=rank)
+    right = (
+        req.sort("request_ordinal")
+        .with_columns(_k=rank)
+        .select(*_KEY, "_k", "request_ordinal", "_req")
     )
+    return left.join(right, on=[*_KEY, "_k"], how="left", nulls_equal=False).select(
+        "_row", "request_ordinal", "_req"
+    )
+
+
+def _cancel_rows(messages: pl.DataFrame) -> pl.DataFrame:
+    """notifications/cancelled naming a request: ``_row``, ``_KEY`` (the id it names),
+    ``at`` (its ordinal) and ``cancel_line``."""
+    return (
+        messages.lazy()
+        .filter((pl.col("method") == "notifications/cancelled") & pl.col("cancel_id").is_not_null())
+        .select("session", "direction", id="cancel_id", at="ordinal", cancel_line="line")
+        .with_row_index("_row")
+        .collect()
+    )
+
+
+def _first_cancel(matched: pl.DataFrame) -> pl.DataFrame:
+    """Per cancelled request (``_req``): the line of the first cancel that named it."""
+    return (
+        matched.filter(pl.col("request_ordinal").is_not_null())
+        .group_by("_req")
+        .agg(pl.col("cancel_line").sort_by("at").first())
+    )
+
+
+def _scattered(size: int, at: pl.Series, values: pl.Series) -> pl.Series:
+    """A column of ``size`` nulls with ``values`` at positions ``at``."""
+    return pl.repeat(None, size, dtype=values.dtype, eager=True).scatter(at, values)
 
 
 def build_calls(
@@ -123,39 +162,87 @@ def build_calls(
     names sessions whose directions cannot be ordered against each other.
     """
     MESSAGES.validate(messages)
-    req = _requests(messages)
-    resp = _responses(messages)
+    # `_req` and `_row`: row numbers of the requests and the responses
+    req = _requests(messages).with_row_index("_req")
+    resp = _responses(messages).with_row_index("_row")
     unordered = list(unordered_sessions)
     in_unordered = pl.col("session").is_in(unordered)
-    matched = pl.concat(
-        [
-            _match_ordered(req.filter(~in_unordered), resp.filter(~in_unordered)),
-            _match_by_rank(req.filter(in_unordered), resp.filter(in_unordered)),
-        ],
-        how="diagonal_relaxed",
+    cancels = _cancel_rows(messages)
+    # The table is assembled by position, not by joining wide frames: each response
+    # gets the ordinal of the request it matches, the first response of a request
+    # answers it (its columns are gathered into the request's row), and the others
+    # are orphans (duplicates when they matched a request). A cancel matches the latest
+    # earlier request of its sender with the id it names, in every session.
+    if unordered:
+        pairs = pl.concat(
+            [
+                _latest_requests(
+                    req.filter(~in_unordered), _keyed_responses(resp.filter(~in_unordered))
+                ).select("_row", "request_ordinal", "_req"),
+                _match_by_rank(req.filter(in_unordered), resp.filter(in_unordered)),
+            ]
+        )
+        cancelled = _latest_requests(req, cancels)
+    else:
+        # responses and cancels look up the same requests: one pass for both
+        both = _latest_requests(
+            req,
+            pl.concat(
+                [
+                    _keyed_responses(resp).with_columns(_cancel=pl.lit(False)),
+                    cancels.drop("cancel_line").with_columns(_cancel=pl.lit(True)),
+                ]
+            ),
+        )
+        pairs = both.filter(~pl.col("_cancel")).select("_row", "request_ordinal", "_req")
+        cancelled = cancels.join(
+            both.filter(pl.col("_cancel")).select("_row", "request_ordinal", "_req"), on="_row"
+        )
+    resp = resp.with_columns(
+        request_ordinal=_scattered(resp.height, pairs["_row"], pairs["request_ordinal"]),
+        _req=_scattered(resp.height, pairs["_row"], pairs["_req"]),
     )
     # the first response to a request answers it; later ones are duplicates
-    first = pl.col("response_ordinal") == pl.col("response_ordinal").min().over("request_ordinal")
-    matched = matched.with_columns(
-        _answer=pl.col("request_ordinal").is_not_null() & first,
-    )
-    answers = matched.filter("_answer").drop(
-        "session", "server", "direction", "id", "id_type", "_answer"
-    )
-    orphans = matched.filter(~pl.col("_answer")).with_columns(
-        duplicate=pl.col("request_ordinal").is_not_null(),
-        request_ordinal=pl.lit(None, pl.Int64),
-    )
-    cancels = _cancellations(messages, req)
+    if resp["response_ordinal"].is_sorted():
+        first = pl.col("request_ordinal").is_first_distinct()
+    else:
+        first = pl.col("response_ordinal") == pl.col("response_ordinal").min().over(
+            "request_ordinal"
+        )
+    answer = resp.select(pl.col("request_ordinal").is_not_null() & first).to_series()
+    answers = resp.filter(answer)
 
-    calls = (
-        req.join(answers, on="request_ordinal", how="left")
-        .join(cancels, on="request_ordinal", how="left")
+    # each answer's columns go to the row of the request it answers
+    answer_row = _scattered(req.height, answers["_req"], answers["_row"])
+    response_columns = (
+        "response_source",
+        "response_line",
+        "response_ordinal",
+        "response_ts",
+        "response_kind",
+        "error_code",
+        "error_message",
+        "result_type",
+        "tool_error",
+    )
+    first_cancels = _first_cancel(cancelled)
+    cancel_line = _scattered(req.height, first_cancels["_req"], first_cancels["cancel_line"])
+    calls = req.with_columns(
+        *[resp[column].gather(answer_row) for column in response_columns],
+        cancel_line=cancel_line,
+        cancelled=cancel_line.is_not_null(),
+        duplicate=pl.lit(None, pl.Boolean),
+    )
+    orphans = (
+        resp.filter(~answer)
+        .drop("_row", "_req")
         .with_columns(
-            cancelled=pl.col("cancel_line").is_not_null(), duplicate=pl.lit(None, pl.Boolean)
+            duplicate=pl.col("request_ordinal").is_not_null(),
+            request_ordinal=pl.lit(None, pl.Int64),
         )
     )
-    calls = pl.concat([calls, orphans], how="diagonal_relaxed")
+    if not orphans.is_empty():
+        calls = pl.concat([calls, orphans], how="diagonal_relaxed")
     outcome = (
         pl.when(pl.col("request_ordinal").is_null())
         .then(pl.lit("orphan"))
@@ -177,12 +264,19 @@ def build_calls(
     ).round(3)
     calls = calls.with_columns(
         outcome=outcome,
-        latency_ms=pl.when(in_unordered).then(None).otherwise(latency),
+        latency_ms=pl.when(in_unordered).then(None).otherwise(latency) if unordered else latency,
         cancelled=pl.col("cancelled").fill_null(False),
     )
     if identity is not None and not identity.is_empty():
-        calls = calls.join(
-            identity.select("session", "client", "revision"), on="session", how="left"
+        # join the session column alone: the other columns stay as they are
+        known = calls.select("session").join(
+            identity.select("session", "client", "revision"),
+            on="session",
+            how="left",
+            maintain_order="left",
         )
+        calls = calls.with_columns(known["client"], known["revision"])
     order = pl.coalesce("request_ordinal", "response_ordinal")
-    return CALLS.conform(calls.sort(order))
+    if not orphans.is_empty() or not calls.select(order.is_sorted()).item():
+        calls = calls.sort(order)
+    return CALLS.conform(calls)

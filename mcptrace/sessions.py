@@ -55,7 +55,15 @@ def _first_per_session(rows: pl.DataFrame, *needles: str) -> pl.DataFrame:
     has = pl.lit(True)
     for needle in needles:
         has &= pl.col("message").str.contains(needle, literal=True)
-    return rows.filter(has).unique("session", keep="first", maintain_order=True)
+    # usually a session's first row already has them: test those first, and scan the
+    # text of every row only in the sessions where it does not
+    firsts = rows.unique("session", keep="first", maintain_order=True)
+    hits = firsts.filter(has)
+    misses = firsts.filter(~has.fill_null(False))["session"]
+    if misses.is_empty():
+        return hits
+    rest = rows.filter(pl.col("session").is_in(misses.implode()))
+    return pl.concat([hits, rest.filter(has).unique("session", keep="first", maintain_order=True)])
 
 
 def _telemetry(call_records: pl.DataFrame | None) -> pl.DataFrame:
@@ -76,6 +84,19 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     revisions_seen, client_name, client_version, server_name, server_version,
     client_capabilities, server_capabilities, client.
     """
+    # only the columns used here, in one chunk each: filters and group-bys then move far
+    # less data
+    messages = messages.select(
+        "session",
+        "kind",
+        "method",
+        "direction",
+        "batched",
+        "result_type",
+        "protocol_version",
+        "http_headers",
+        "message",
+    ).rechunk()
     init_req = (
         messages.filter((pl.col("method") == "initialize") & (pl.col("kind") == "request"))
         .group_by("session", maintain_order=True)
@@ -151,12 +172,32 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         .group_by("session", maintain_order=True)
         .agg(pl.col("_h").drop_nulls().mode().sort().last().alias("header_revision"))
     )
-    fingerprint = messages.group_by("session", maintain_order=True).agg(
-        pl.coalesce(*[pl.when(test.any()).then(pl.lit(rev)) for test, rev in _FINGERPRINTS]).alias(
-            "fp_revision"
-        ),
-        pl.col("protocol_version").drop_nulls().unique(maintain_order=True).alias("revisions_seen"),
+    # the first fingerprint test (in order of preference) any row of the session passes:
+    # per row the first test it passes, then the smallest per session
+    first_test: pl.Expr = pl.lit(None, pl.Int8)
+    for index, (test, _) in reversed(list(enumerate(_FINGERPRINTS))):
+        first_test = pl.when(test).then(pl.lit(index, pl.Int8)).otherwise(first_test)
+    fingerprint = (
+        messages.select("session", _fp=first_test)
+        .group_by("session", maintain_order=True)
+        .agg(pl.col("_fp").min())
+        .select(
+            "session",
+            fp_revision=pl.col("_fp").replace_strict(
+                {i: rev for i, (_, rev) in enumerate(_FINGERPRINTS)},
+                default=None,
+                return_dtype=pl.String,
+            ),
+        )
     )
+    seen = (
+        messages.filter(pl.col("protocol_version").is_not_null())
+        .group_by("session", maintain_order=True)
+        .agg(pl.col("protocol_version").unique(maintain_order=True).alias("revisions_seen"))
+    )
+    fingerprint = fingerprint.join(
+        seen, on="session", how="left", maintain_order="left"
+    ).with_columns(pl.col("revisions_seen").fill_null(pl.lit([], dtype=pl.List(pl.String))))
 
     telemetry = _telemetry(call_records)
     # sessions known only from call records still need a row here
@@ -226,7 +267,15 @@ def build_sessions(
     MESSAGES.validate(messages)
     kind = pl.col("kind")
     quality_rank = pl.col("ts_quality").to_physical()
-    base = messages.group_by("session", maintain_order=True).agg(
+    truncated = (
+        pl.col("source").is_in(list(truncated_sources)).any()
+        if truncated_sources
+        else pl.lit(False)  # nothing to test per row
+    )
+    narrow = messages.select(
+        "session", "source", "format", "server", "transport", "ts", "ts_quality", "kind"
+    ).rechunk()
+    base = narrow.group_by("session", maintain_order=True).agg(
         pl.col("source").first(),
         pl.col("format").first(),
         pl.col("server").drop_nulls().first(),
@@ -245,10 +294,12 @@ def build_sessions(
         (kind == "error").sum().cast(pl.Int64).alias("errors"),
         (kind == "invalid").sum().cast(pl.Int64).alias("invalid"),
         kind.is_in(["stderr", "log", "transport", "blank"]).sum().cast(pl.Int64).alias("other"),
-        pl.col("source").is_in(list(truncated_sources)).any().alias("truncated"),
+        truncated.alias("truncated"),
     )
     call_only = (
-        calls.join(base.select("session"), on="session", how="anti")
+        calls.select("session", "request_source", "server", "request_ts", "response_ts")
+        # sessions without messages: a null session matches none, as in an anti join
+        .filter((~pl.col("session").is_in(base["session"].implode())).fill_null(True))
         .group_by("session", maintain_order=True)
         .agg(
             pl.col("request_source").drop_nulls().first().alias("source"),
@@ -273,13 +324,17 @@ def build_sessions(
         if source_formats is not None:
             call_only = call_only.join(source_formats, on="source", how="left")
         base = pl.concat([base, call_only], how="diagonal_relaxed")
-    call_counts = calls.group_by("session").agg(
-        pl.col("outcome")
-        .is_in(["unanswered", "cancelled"])
-        .sum()
-        .cast(pl.Int64)
-        .alias("unanswered"),
-        (pl.col("outcome") == "orphan").sum().cast(pl.Int64).alias("orphans"),
+    call_counts = (
+        calls.select("session", "outcome")
+        .group_by("session")
+        .agg(
+            pl.col("outcome")
+            .is_in(["unanswered", "cancelled"])
+            .sum()
+            .cast(pl.Int64)
+            .alias("unanswered"),
+            (pl.col("outcome") == "orphan").sum().cast(pl.Int64).alias("orphans"),
+        )
     )
     sessions = (
         base.join(call_counts, on="session", how="left")

@@ -3,6 +3,22 @@
 Rules are short Polars queries over these frames. Anything several rules need
 (the revision of each message, its era, the request a response answers) is
 computed here once, not rebuilt inside each rule.
+
+Speed matters on big captures (10^6 messages, ~0.5 GB of message text). What keeps
+the 121 rules fast:
+
+* take only the columns a rule reads (:meth:`LintContext.part`) before filtering:
+  a filter moves every column it is given;
+* look rows up by ordinal with :meth:`LintContext.lookup` and
+  :meth:`LintContext.call_lookup` (a gather by position, since ordinals are row
+  positions in every loaded trace), not by joining with a frame of every message;
+* filter on the typed columns first and touch ``message`` (the JSON text) only on
+  the rows that can matter: scanning or parsing the text of every row is what costs.
+  One scan finds the texts with any of the :data:`RARE_MARKERS`; :func:`settle`
+  and :func:`shortcut` take a cheap test for the compact JSON most captures hold
+  before a costly one; :func:`computed_where` parses only where a value can be;
+  :func:`json_paths` parses each distinct body once;
+* share derived frames between rules with :meth:`LintContext.memo`.
 """
 
 from __future__ import annotations
@@ -11,10 +27,91 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
 from mcptrace.trace import Trace
+
+#: the row kinds of :attr:`LintContext.protocol`, ``requests``, ...
+Part = Literal["protocol", "requests", "notifications", "responses"]
+_PART_KINDS: dict[Part, tuple[str, ...]] = {
+    "protocol": ("request", "notification", "response", "error"),
+    "requests": ("request",),
+    "notifications": ("notification",),
+    "responses": ("response", "error"),
+}
+
+
+#: Literals some rules look for in message texts and ordinary traffic seldom has. One
+#: scan of every text (:attr:`LintContext.part` column ``rare``) tells which messages
+#: have any of them; a rule then looks for its own literal in those few texts only.
+RARE_MARKERS = (
+    r'"(?:ttlMs|cacheScope|completion|extensions|traceparent|tracestate|task)"'
+    r"|/(?:logLevel|subscriptionId)"
+)
+
+#: the start of a compact message up to its id: `{"jsonrpc":"2.0","id":ID,`
+_ENVELOPE = r'^\{"jsonrpc":"2\.0","id":(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*"),'
+
+
+def json_paths(frame: pl.DataFrame, /, text: str = "message", **paths: str) -> pl.DataFrame:
+    """``frame`` plus one column per JSON path (``name=path``) of the JSON in ``text``.
+
+    Servers send the same result (a tool list, an error) to many requests: with the
+    compact envelope (``jsonrpc`` and ``id`` members, which no path here reads) set
+    aside, each distinct body is parsed once. Paths must not read ``$.jsonrpc``/``$.id``.
+    """
+    body = frame.select(pl.col(text).str.replace(_ENVELOPE, "{").alias("_body"))["_body"]
+    parsed = (
+        body.unique()
+        .to_frame()
+        .with_columns(**{name: pl.col("_body").str.json_path_match(p) for name, p in paths.items()})
+    )
+    return (
+        frame.with_columns(body)
+        .join(parsed, on="_body", how="left", maintain_order="left")
+        .drop("_body")
+    )
+
+
+def settle(frame: pl.DataFrame, quick: pl.Expr, full: pl.Expr) -> pl.Series:
+    """The boolean ``full`` on every row of ``frame``, evaluated only where ``quick`` is not
+    true. ``quick`` must imply ``full``: a cheap test (the first bytes of the text) that
+    settles most rows of a costly one (a scan or a parse of the whole text)."""
+    known = frame.select(quick.fill_null(False).alias("settled")).to_series()
+    rest = ~known
+    if not rest.any():
+        return known
+    values = frame.filter(rest).select(full.alias("settled")).to_series()
+    return known.scatter(rest.arg_true(), values)
+
+
+def computed_where(frame: pl.DataFrame, needed: pl.Expr, **columns: pl.Expr) -> pl.DataFrame:
+    """``frame`` plus ``columns``, evaluated only on the rows where ``needed`` holds (or is
+    null) and null on the others. For expressions known to be null where ``needed`` is
+    false, such as a JSON path whose key the text does not contain: the parse then runs
+    only on the rows that can have a value."""
+    mask = frame.select(needed.fill_null(True)).to_series()
+    values = frame.filter(mask).select(**columns)
+    where = mask.arg_true()
+    return frame.with_columns(
+        pl.repeat(None, frame.height, dtype=values[name].dtype, eager=True)
+        .scatter(where, values[name])
+        .alias(name)
+        for name in values.columns
+    )
+
+
+def shortcut(frame: pl.DataFrame, usable: pl.Expr, fast: pl.Expr, slow: pl.Expr) -> pl.Series:
+    """The value of ``slow`` on every row of ``frame``, computed with ``fast`` on the rows
+    where ``usable`` holds. ``fast`` must equal ``slow`` there: typically a text
+    extraction valid for the compact JSON most captures hold, in place of a JSON parse."""
+    mask = frame.select(usable.fill_null(False).alias("usable")).to_series()
+    quick = frame.filter(mask).select(fast).to_series()
+    rest = frame.filter(~mask).select(slow).to_series()
+    out = pl.repeat(None, frame.height, dtype=rest.dtype, eager=True)
+    return out.scatter(mask.arg_true(), quick.cast(rest.dtype)).scatter((~mask).arg_true(), rest)
 
 
 @dataclass
@@ -26,9 +123,10 @@ class LintContext:
     #: folder with the official schemas as ``<revision>/schema.json`` (--schema-dir)
     schema_dir: Path | None = None
     _memo: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    _rare_parts: dict[Part, pl.Series] = field(default_factory=dict, repr=False)
 
     def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:
-        """A frame several rules of one family share, built once per lint run."""
+        """A frame several rules share, built once per lint run."""
         if key not in self._memo:
             self._memo[key] = build(self)
         return self._memo[key]
@@ -46,46 +144,198 @@ class LintContext:
     @cached_property
     def messages(self) -> pl.DataFrame:
         """The messages table plus ``revision`` (of the session, or --revision) and
-        ``modern`` (revision is 2026-07-28 or later)."""
+        ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
+        ``ts_quality``, ``direction_inferred``, ``batch_index``) are left out: every
+        filter would carry them along."""
         revs = self.session_revisions.select("session", "revision")
-        return self.trace.messages.join(revs, on="session", how="left").with_columns(
-            modern=pl.col("revision").fill_null("") >= "2026-07-28"
+        messages = self.trace.messages
+        # join only the session column: the other columns are kept as they are
+        revision = messages.select("session").join(
+            revs, on="session", how="left", maintain_order="left"
+        )["revision"]
+        # one chunk per column (free when the loader made it so): every filter and
+        # gather below is much slower over chunks that differ between columns
+        return (
+            messages.drop("raw", "ts_quality", "direction_inferred", "batch_index")
+            .with_columns(revision, modern=revision.fill_null("") >= "2026-07-28")
+            .rechunk()
+        )
+
+    @cached_property
+    def _dense(self) -> bool:
+        """Ordinals are row positions (0, 1, 2, ...): true for every loaded trace; a
+        :meth:`Trace.filter` result keeps the original ordinals and is not dense."""
+        ordinal = self.messages["ordinal"]
+        return bool(
+            ordinal.null_count() == 0
+            and (ordinal == pl.int_range(0, ordinal.len(), eager=True)).all()
+        )
+
+    def positions(self, ordinals: pl.Series) -> pl.Series:
+        """Row positions in :attr:`messages` of ``ordinals`` (null where no row has it)."""
+        n = self.messages.height
+        if self._dense:
+            ok = ordinals.is_not_null() & (ordinals >= 0) & (ordinals < n)
+            return pl.select(pl.when(ok).then(ordinals).cast(pl.Int64)).to_series()
+        rows = self.messages.select("ordinal", _pos=pl.int_range(pl.len(), dtype=pl.Int64))
+        keyed = pl.DataFrame({"ordinal": ordinals.cast(pl.Int64)})
+        return keyed.join(rows, on="ordinal", how="left", maintain_order="left")["_pos"]
+
+    def lookup(
+        self, frame: pl.DataFrame, /, on: str, *, inner: bool = False, **columns: str
+    ) -> pl.DataFrame:
+        """``frame`` plus message columns (``alias=column``) of the row whose ordinal is in
+        column ``on``: a left join on ordinal (nulls where there is no such row; with
+        ``inner``, such rows are dropped) that keeps ``frame``'s order, without joining a
+        frame of every message."""
+        pos = self.positions(frame[on])
+        source = self.messages
+        out = frame.with_columns(
+            source[column].gather(pos).alias(alias) for alias, column in columns.items()
+        )
+        return out.filter(pos.is_not_null()) if inner else out
+
+    @cached_property
+    def _call_rows(self) -> pl.Series:
+        """By message position: the row of :attr:`calls` whose request is that message
+        (null for other messages). Each request has exactly one calls row."""
+        calls = self.calls
+        pos = self.positions(calls["request_ordinal"])
+        rows = pl.int_range(calls.height, dtype=pl.Int64, eager=True)
+        known = pos.is_not_null()
+        empty = pl.repeat(None, self.messages.height, dtype=pl.Int64, eager=True)
+        return empty.scatter(pos.filter(known), rows.filter(known))
+
+    def call_lookup(self, frame: pl.DataFrame, on: str, **columns: str) -> pl.DataFrame:
+        """``frame`` plus :attr:`calls` columns (``alias=column``) of the call whose
+        ``request_ordinal`` is in column ``on``: a left join on the request's ordinal
+        that keeps ``frame``'s order, done by position."""
+        if not columns:
+            return frame
+        if not self._dense:
+            right = self.calls.select(
+                pl.col("request_ordinal").alias(on),
+                *[pl.col(column).alias(alias) for alias, column in columns.items()],
+            ).filter(pl.col(on).is_not_null())
+            return frame.join(right, on=on, how="left", maintain_order="left")
+        rows = self._call_rows.gather(self.positions(frame[on]))
+        calls = self.calls
+        return frame.with_columns(
+            calls[column].gather(rows).alias(alias) for alias, column in columns.items()
         )
 
     @cached_property
     def calls(self) -> pl.DataFrame:
         """The calls table with ``revision`` replaced by the judged revision."""
         revs = self.session_revisions.select("session", "revision")
-        return self.trace.calls.drop("revision").join(revs, on="session", how="left")
+        calls = self.trace.calls
+        # join only the session column: the other columns are kept as they are
+        revision = calls.select("session").join(
+            revs, on="session", how="left", maintain_order="left"
+        )["revision"]
+        return calls.drop("revision").with_columns(revision)
 
     @cached_property
     def sessions(self) -> pl.DataFrame:
         return self.trace.sessions
 
     @cached_property
-    def protocol(self) -> pl.DataFrame:
-        """Only JSON-RPC rows (requests, notifications, responses, errors)."""
-        return self.messages.filter(
-            pl.col("kind").is_in(["request", "notification", "response", "error"])
+    def _part_masks(self) -> dict[Part, pl.Series]:
+        kind = self.messages["kind"]
+        return {name: kind.is_in(kinds) for name, kinds in _PART_KINDS.items()}
+
+    @cached_property
+    def _answered_by(self) -> pl.DataFrame:
+        """By message position: ``request_method`` and ``request_ordinal`` of the request a
+        response answers (null elsewhere), for a dense trace. Every response is in the
+        calls table once (answer or orphan), so they are scattered, not joined."""
+        answered = self.calls.filter(pl.col("response_ordinal").is_not_null())
+        pos = self.positions(answered["response_ordinal"])
+        n = self.messages.height
+        return pl.DataFrame(
+            [
+                pl.repeat(None, n, dtype=pl.String, eager=True)
+                .scatter(pos, answered["method"])
+                .alias("request_method"),
+                pl.repeat(None, n, dtype=pl.Int64, eager=True)
+                .scatter(pos, answered["request_ordinal"])
+                .alias("request_ordinal"),
+            ]
         )
 
     @cached_property
+    def _rare(self) -> pl.Series:
+        """By message: the text has one of :data:`RARE_MARKERS` (null without text)."""
+        return self.messages.select(pl.col("message").str.contains(RARE_MARKERS).alias("rare"))[
+            "rare"
+        ]
+
+    def part(self, name: Part, *columns: str) -> pl.DataFrame:
+        """Only ``columns`` of :attr:`protocol`, :attr:`requests`, :attr:`notifications`
+        or :attr:`responses`, so that the rule's own filters move only those. Column
+        ``rare`` says whether the text has one of :data:`RARE_MARKERS`: a text without
+        it has none of them."""
+        frame: pl.DataFrame = getattr(self, name)
+        if "rare" in columns:
+            if name not in self._rare_parts:
+                self._rare_parts[name] = (
+                    self._rare.filter(self._part_masks[name])
+                    if self._dense
+                    else frame.select(pl.col("message").str.contains(RARE_MARKERS).alias("rare"))[
+                        "rare"
+                    ]
+                )
+            frame = frame.with_columns(self._rare_parts[name])
+        return frame.select(columns)
+
+    @cached_property
+    def protocol(self) -> pl.DataFrame:
+        """Only JSON-RPC rows (requests, notifications, responses, errors)."""
+        return self.messages.filter(self._part_masks["protocol"])
+
+    @cached_property
     def requests(self) -> pl.DataFrame:
-        return self.messages.filter(pl.col("kind") == "request")
+        return self.messages.filter(self._part_masks["requests"])
 
     @cached_property
     def notifications(self) -> pl.DataFrame:
-        return self.messages.filter(pl.col("kind") == "notification")
+        return self.messages.filter(self._part_masks["notifications"])
 
     @cached_property
     def responses(self) -> pl.DataFrame:
         """Success and error responses, with the answered request's ``request_method``
         and ``request_ordinal`` (null for orphans)."""
-        answered = self.calls.filter(pl.col("response_ordinal").is_not_null()).select(
-            ordinal="response_ordinal", request_method="method", request_ordinal="request_ordinal"
+        responses = self.messages.filter(self._part_masks["responses"])
+        if not self._dense:
+            answered = self.calls.filter(pl.col("response_ordinal").is_not_null()).select(
+                ordinal="response_ordinal",
+                request_method="method",
+                request_ordinal="request_ordinal",
+            )
+            return responses.join(answered, on="ordinal", how="left", maintain_order="left")
+        return responses.with_columns(self._answered_by.filter(self._part_masks["responses"]))
+
+    @cached_property
+    def input_required(self) -> pl.DataFrame:
+        """Readable ``input_required`` results (some columns of :attr:`responses`) with ``inputs``:
+        the JSON text of their ``result.inputRequests`` (null when absent)."""
+        columns = (
+            "ordinal",
+            "session",
+            "line",
+            "kind",
+            "direction",
+            "modern",
+            "result_type",
+            "parse_error",
+            "request_method",
+            "request_ordinal",
+            "message",
         )
-        return self.messages.filter(pl.col("kind").is_in(["response", "error"])).join(
-            answered, on="ordinal", how="left"
+        return (
+            self.part("responses", *columns)
+            .filter((pl.col("result_type") == "input_required") & pl.col("parse_error").is_null())
+            .pipe(json_paths, inputs="$.result.inputRequests")
         )
 
     @cached_property

@@ -30,9 +30,18 @@ def _run(rule: Rule, ctx: LintContext) -> pl.DataFrame:
         applies = (
             applies | pl.col("revision").is_null() | ~pl.col("revision").is_in(list(ALL_REVISIONS))
         )
+    # where each finding points: gathered by position, not joined with every message
+    found = found.select(pl.col("ordinal").cast(pl.Int64), "message")
     located = (
-        found.select("ordinal", "message")
-        .join(ctx.locator, on="ordinal", how="inner")
+        ctx.lookup(
+            found,
+            "ordinal",
+            inner=True,
+            source="source",
+            line="line",
+            session="session",
+            revision="revision",
+        )
         .filter(applies)
         .with_columns(
             code=pl.lit(rule.code),

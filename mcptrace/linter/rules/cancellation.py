@@ -38,26 +38,47 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     request_ordinal, request_line, request_method (null when no earlier request of the
     sender had that id) and response_ordinal, response_line, response_ts.
     """
-    cancels = ctx.notifications.filter(
-        (pl.col("method") == _CANCELLED)
-        & pl.col("cancel_id").is_not_null()
-        & pl.col("parse_error").is_null()
-    ).select(
-        "session",
-        pl.col("direction").cast(pl.String),
-        "ordinal",
-        "line",
-        "ts",
-        "modern",
-        id="cancel_id",
+    cancels = (
+        ctx.part(
+            "notifications",
+            "method",
+            "cancel_id",
+            "parse_error",
+            "session",
+            "direction",
+            "ordinal",
+            "line",
+            "ts",
+            "modern",
+        )
+        .filter(
+            (pl.col("method") == _CANCELLED)
+            & pl.col("cancel_id").is_not_null()
+            & pl.col("parse_error").is_null()
+        )
+        .select(
+            "session",
+            pl.col("direction").cast(pl.String),
+            "ordinal",
+            "line",
+            "ts",
+            "modern",
+            id="cancel_id",
+        )
     )
-    requests = ctx.requests.filter(pl.col("id").is_not_null()).select(
-        "session",
-        "id",
-        _sender=pl.col("direction").cast(pl.String),
-        request_ordinal="ordinal",
-        request_line="line",
-        request_method="method",
+    # only requests with a (session, id) some cancel names can be matched: keep those
+    requests = (
+        ctx.part("requests", "session", "id", "direction", "ordinal", "line", "method")
+        .filter(pl.col("id").is_not_null())
+        .join(cancels.select("session", "id").unique(), on=["session", "id"], how="semi")
+        .select(
+            "session",
+            "id",
+            _sender=pl.col("direction").cast(pl.String),
+            request_ordinal="ordinal",
+            request_line="line",
+            request_method="method",
+        )
     )
     # `_dir`: the direction of a cancel that may name this request; a request or a
     # cancel of unknown direction may belong to either side
@@ -70,10 +91,7 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
             requests.filter(~known).with_columns(_dir=pl.lit("s2c")),
         ]
     ).sort("request_ordinal")
-    answers = ctx.calls.filter(pl.col("request_ordinal").is_not_null()).select(
-        "request_ordinal", "response_ordinal", "response_line", "response_ts"
-    )
-    return (
+    matched = (
         cancels.with_columns(_dir=pl.col("direction"))
         .sort("ordinal")
         .join_asof(
@@ -85,7 +103,13 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
             check_sortedness=False,
         )
         .drop("_dir", "_sender")
-        .join(answers, on="request_ordinal", how="left")
+    )
+    return ctx.call_lookup(
+        matched,
+        "request_ordinal",
+        response_ordinal="response_ordinal",
+        response_line="response_line",
+        response_ts="response_ts",
     )
 
 
@@ -93,7 +117,8 @@ def _count_before(ctx: LintContext, frame: pl.DataFrame, at: str, direction: str
     """``frame`` plus ``_n_<at>``: how many protocol messages travelling ``direction``
     its session had before ordinal ``at``."""
     sent = (
-        ctx.protocol.filter(pl.col("direction") == direction)
+        ctx.part("protocol", "session", "direction", "ordinal")
+        .filter(pl.col("direction") == direction)
         .select("session", _o="ordinal")
         .sort("_o")
         .with_columns(_n=pl.int_range(1, pl.len() + 1).over("session"))
@@ -362,7 +387,7 @@ def cancel_without_request_id(ctx: LintContext) -> pl.DataFrame:
     made it optional: "This MUST be provided for cancelling non-task requests." —
     schema/2025-11-25/schema.ts#CancelledNotificationParams.
     """
-    bad = ctx.notifications.filter(
+    bad = ctx.part("notifications", "ordinal", "method", "cancel_id", "parse_error").filter(
         (pl.col("method") == _CANCELLED)
         & pl.col("cancel_id").is_null()
         & pl.col("parse_error").is_null()
@@ -402,7 +427,7 @@ def cancel_notification_over_http(ctx: LintContext) -> pl.DataFrame:
     basic/transports/streamable-http.mdx#sending-messages ("no `notifications/cancelled`
     message is expected").
     """
-    bad = ctx.notifications.filter(
+    bad = ctx.part("notifications", "ordinal", "method", "transport", "direction").filter(
         (pl.col("method") == _CANCELLED)
         & (pl.col("transport") == "http")
         & (pl.col("direction") == "c2s")

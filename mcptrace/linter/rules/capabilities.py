@@ -65,7 +65,12 @@ def _gate_paths() -> tuple[str, ...]:
 
 
 def _declared(ctx: LintContext) -> pl.DataFrame:
-    """session, side, gate, declared: for every session whose capabilities are known.
+    """session, side, gate, declared: for every session whose capabilities are known."""
+    return ctx.memo("capabilities.declared", _build_declared)
+
+
+def _build_declared(ctx: LintContext) -> pl.DataFrame:
+    """See :func:`_declared`.
 
     The client side is left out for sessions judged 2026-07-28, where client
     capabilities are per request, not per session.
@@ -102,15 +107,22 @@ def _declared(ctx: LintContext) -> pl.DataFrame:
     return sides.join(table, on="text").select("session", "side", "gate", "declared")
 
 
-def _gated(frame: pl.DataFrame, ctx: LintContext, kind: str) -> pl.DataFrame:
-    """Rows of ``frame`` (of one ``kind``) whose method is gated in their revision and
-    that travel a direction the method allows, with ``side`` (whose capability gates
-    it), ``gate`` and ``declared`` (null when that side's capabilities are unknown)."""
+def _undeclared(
+    frame: pl.DataFrame, ctx: LintContext, kind: str, side: str | None = None
+) -> pl.DataFrame:
+    """Rows of ``frame`` (of one ``kind``) whose method is gated in their revision, that
+    travel a direction the method allows, and whose gate is known not to be declared
+    (unknown capabilities are kept out), with ``side`` (whose capability gates it) and
+    ``gate``. ``side`` keeps only the gates of that side."""
     gates = _gates().filter(pl.col("spec_kind") == kind).drop("spec_kind")
     keep = [c for c in ("ordinal", "response_ordinal") if c in frame.columns]
-    rows = (
-        frame.filter(pl.col("direction").is_in(["c2s", "s2c"]))
-        .select(*keep, "session", "revision", "method", "direction")
+    key = ["session", "revision", "method", "direction"]
+    rows = frame.select(*keep, *key).filter(pl.col("direction").is_in(["c2s", "s2c"]))
+    # the verdict depends only on the key: decide it once per distinct key (a few
+    # thousand), then keep the rows of the undeclared ones
+    verdicts = (
+        rows.select(key)
+        .unique()
         .join(gates, on=["revision", "method"])
         .filter(pl.col("directions").list.contains(pl.col("direction").cast(pl.String)))
         .with_columns(
@@ -121,12 +133,12 @@ def _gated(frame: pl.DataFrame, ctx: LintContext, kind: str) -> pl.DataFrame:
             .otherwise(pl.lit("client"))
         )
     )
-    return rows.join(_declared(ctx), on=["session", "side", "gate"], how="left")
-
-
-def _undeclared(rows: pl.DataFrame) -> pl.DataFrame:
-    """Rows whose gate is known not to be declared (null, unknown, is kept out)."""
-    return rows.filter(~pl.col("declared").fill_null(True))
+    if side is not None:
+        verdicts = verdicts.filter(pl.col("side") == side)
+    verdicts = verdicts.join(_declared(ctx), on=["session", "side", "gate"], how="left").filter(
+        ~pl.col("declared").fill_null(True)
+    )
+    return rows.join(verdicts, on=key)
 
 
 def _modern_probe() -> pl.Expr:
@@ -139,8 +151,21 @@ def _modern_probe() -> pl.Expr:
 
 
 def _undeclared_requests(ctx: LintContext) -> pl.DataFrame:
-    requests = ctx.requests.filter(~_modern_probe())
-    return _undeclared(_gated(requests, ctx, "request"))
+    return ctx.memo("capabilities.undeclared_requests", _build_undeclared_requests)
+
+
+def _build_undeclared_requests(ctx: LintContext) -> pl.DataFrame:
+    requests = ctx.part(
+        "requests",
+        "ordinal",
+        "session",
+        "revision",
+        "method",
+        "direction",
+        "modern",
+        "protocol_version",
+    ).filter(~_modern_probe())
+    return _undeclared(requests, ctx, "request")
 
 
 def _request_message() -> pl.Expr:
@@ -279,19 +304,23 @@ def undeclared_server_feature_served(ctx: LintContext) -> pl.DataFrame:
     server/tools.mdx#capabilities (all revisions; likewise prompts, resources,
     completions and logging on their pages).
     """
-    request_version = ctx.messages.select(
-        pl.col("ordinal").alias("request_ordinal"), pl.col("protocol_version"), pl.col("modern")
+    served = ctx.calls.select(
+        "request_ordinal",
+        "response_ordinal",
+        "session",
+        "revision",
+        "method",
+        "direction",
+        "outcome",
+    ).filter(
+        (pl.col("direction") == "c2s")
+        & pl.col("response_ordinal").is_not_null()
+        & pl.col("outcome").is_in(["ok", "tool_error", "input_required"])
     )
-    served = (
-        ctx.calls.filter(
-            (pl.col("direction") == "c2s")
-            & pl.col("response_ordinal").is_not_null()
-            & pl.col("outcome").is_in(["ok", "tool_error", "input_required"])
-        )
-        .join(request_version, on="request_ordinal", how="left")
-        .filter(~_modern_probe())
-    )
-    bad = _undeclared(_gated(served, ctx, "request").filter(pl.col("side") == "server"))
+    served = ctx.lookup(
+        served, "request_ordinal", protocol_version="protocol_version", modern="modern"
+    ).filter(~_modern_probe())
+    bad = _undeclared(served, ctx, "request", side="server")
     bad = bad.with_columns(ordinal=pl.col("response_ordinal"))
     return findings(
         bad,
@@ -345,7 +374,8 @@ def request_capability_not_discovered(ctx: LintContext) -> pl.DataFrame:
     e.g. "Servers that support tools MUST declare the `tools` capability:" —
     server/tools.mdx#capabilities (2026-07-28).
     """
-    bad = _undeclared(_gated(ctx.requests, ctx, "request").filter(pl.col("side") == "server"))
+    requests = ctx.part("requests", "ordinal", "session", "revision", "method", "direction")
+    bad = _undeclared(requests, ctx, "request", side="server")
     return findings(
         bad,
         pl.format(
@@ -400,27 +430,20 @@ def input_request_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28).
     """
     answered = (
-        ctx.responses.filter(
-            (pl.col("result_type") == "input_required")
-            & pl.col("parse_error").is_null()
-            & (pl.col("direction") != "c2s")
-        )
-        .with_columns(inputs=pl.col("message").str.json_path_match("$.result.inputRequests"))
+        ctx.input_required.filter(pl.col("direction") != "c2s")
         .filter(pl.col("inputs").is_not_null())
         .select("ordinal", "request_ordinal", "inputs")
     )
-    requests = (
-        ctx.messages.select("ordinal", "message").join(
-            answered.select(pl.col("request_ordinal").alias("ordinal")), on="ordinal", how="semi"
+    # the answered requests' texts, looked up by ordinal and parsed only for these rows
+    answered = (
+        ctx.lookup(answered, "request_ordinal", _request="message")
+        .with_columns(
+            client_caps=pl.col("_request").str.json_path_match(
+                f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]'
+            )
         )
-    ).select(
-        pl.col("ordinal").alias("request_ordinal"),
-        pl.col("message")
-        .str.json_path_match(f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]')
-        .alias("client_caps"),
-    )
-    answered = answered.join(requests, on="request_ordinal").filter(
-        pl.col("client_caps").str.starts_with("{")
+        .drop("_request")
+        .filter(pl.col("client_caps").str.starts_with("{"))
     )
 
     def missing(method: str, capability: str) -> pl.Expr:
@@ -491,8 +514,10 @@ def log_without_logging_capability(ctx: LintContext) -> pl.DataFrame:
     "Servers that emit log message notifications MUST declare the `logging` capability:"
     — server/utilities/logging.mdx#capabilities (all revisions).
     """
-    logs = ctx.notifications.filter(pl.col("method") == "notifications/message")
-    bad = _first_per_session(_undeclared(_gated(logs, ctx, "notification")))
+    logs = ctx.part(
+        "notifications", "ordinal", "session", "revision", "method", "direction"
+    ).filter(pl.col("method") == "notifications/message")
+    bad = _first_per_session(_undeclared(logs, ctx, "notification"))
     return findings(
         bad,
         pl.format(
@@ -546,8 +571,10 @@ def notification_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     (all revisions); with "Only use capabilities that were successfully negotiated" —
     basic/lifecycle.mdx#operation (2024-11-05 to 2025-11-25).
     """
-    notes = ctx.notifications.filter(pl.col("method") != "notifications/message")
-    bad = _first_per_session(_undeclared(_gated(notes, ctx, "notification")))
+    notes = ctx.part(
+        "notifications", "ordinal", "session", "revision", "method", "direction"
+    ).filter(pl.col("method") != "notifications/message")
+    bad = _first_per_session(_undeclared(notes, ctx, "notification"))
     return findings(
         bad,
         pl.format(
@@ -600,12 +627,14 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
     client actually subscribed to."
     """
     started = (
-        ctx.requests.filter(pl.col("method") == "initialize")
+        ctx.part("requests", "session", "ordinal", "method")
+        .filter(pl.col("method") == "initialize")
         .group_by("session")
         .agg(pl.col("ordinal").min().alias("init_ordinal"))
     )
     updates = (
-        ctx.notifications.filter(
+        ctx.part("notifications", "session", "ordinal", "method", "direction", "target")
+        .filter(
             (pl.col("method") == "notifications/resources/updated")
             & (pl.col("direction") == "s2c")
             & pl.col("target").is_not_null()
@@ -615,7 +644,11 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
         .filter(pl.col("ordinal") > pl.col("init_ordinal"))
         .select("session", "ordinal", pl.col("target").alias("uri"))
     )
-    client_calls = ctx.calls.filter((pl.col("direction") == "c2s") & pl.col("target").is_not_null())
+    client_calls = ctx.calls.filter(
+        pl.col("method").is_in(["resources/subscribe", "resources/unsubscribe"])
+        & (pl.col("direction") == "c2s")
+        & pl.col("target").is_not_null()
+    )
     subscribes = client_calls.filter(
         (pl.col("method") == "resources/subscribe") & (pl.col("outcome") != "error")
     ).select(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, json_paths
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
 from mcptrace.linter.rules.stdio import is_pollution
 from mcptrace.protocol import METHODS
@@ -111,9 +111,14 @@ def wrong_jsonrpc_version(ctx: LintContext) -> pl.DataFrame:
     basic/messages.mdx in 2024-11-05). Schema: every `JSONRPC*` definition has
     `jsonrpc: {"const": "2.0"}`.
     """
-    # the plain form first: cheap, and it settles nearly every message
-    rows = _readable(ctx.protocol).filter(
-        ~pl.col("message").str.contains(r'"jsonrpc"\s*:\s*"2\.0"')
+    # the plain form first: cheap, and it settles nearly every message. Compact JSON
+    # starts with it, which settles most rows without scanning their text.
+    rows = (
+        _readable(
+            ctx.part("protocol", "ordinal", "kind", "method", "revision", "parse_error", "message")
+        )
+        .filter(~pl.col("message").str.starts_with('{"jsonrpc":"2.0"'))
+        .filter(~pl.col("message").str.contains(r'"jsonrpc"\s*:\s*"2\.0"'))
     )
     token = pl.col("message").str.extract(r'"jsonrpc"' + _TOKEN, 1)
     rows = rows.with_columns(
@@ -172,7 +177,11 @@ def params_not_object(ctx: LintContext) -> pl.DataFrame:
     Schema: `JSONRPCRequest.params` and `JSONRPCNotification.params` are `"type": "object"`
     in every revision.
     """
-    rows = _readable(ctx.messages.filter(pl.col("kind").is_in(["request", "notification"])))
+    rows = _readable(
+        ctx.messages.select("ordinal", "kind", "method", "parse_error", "message").filter(
+            pl.col("kind").is_in(["request", "notification"])
+        )
+    )
     # only a text with some `"params":` not followed by `{` can have non-object params
     rows = rows.filter(pl.col("message").str.contains(r'"params"\s*:\s*[^{\s]'))
     value = pl.col("message").str.json_path_match("$.params")
@@ -215,7 +224,9 @@ def request_id_wrong_type(ctx: LintContext) -> pl.DataFrame:
     "Requests MUST include a string or integer ID." — basic/index.mdx#requests
     (2025-03-26 and later; basic/messages.mdx#requests in 2024-11-05). Schema: `RequestId`.
     """
-    bad = ctx.requests.filter(pl.col("id_type").is_in(["number", "boolean", "object", "array"]))
+    bad = ctx.part("requests", "ordinal", "id", "id_type").filter(
+        pl.col("id_type").is_in(["number", "boolean", "object", "array"])
+    )
     return findings(
         bad, pl.format("request id {} is a JSON {}, not a string or integer", "id", "id_type")
     )
@@ -246,7 +257,7 @@ def null_request_id(ctx: LintContext) -> pl.DataFrame:
     "Unlike base JSON-RPC, the ID MUST NOT be `null`." — basic/index.mdx#requests (all
     revisions; basic/messages.mdx#requests in 2024-11-05).
     """
-    bad = ctx.requests.filter(pl.col("id_type") == "null")
+    bad = ctx.part("requests", "ordinal", "method", "id_type").filter(pl.col("id_type") == "null")
     return findings(bad, pl.format("request {} has a null id", "method"))
 
 
@@ -283,7 +294,7 @@ def notification_with_id(ctx: LintContext) -> pl.DataFrame:
     later; basic/messages.mdx#notifications in 2024-11-05).
     """
     # the loader classifies method + id as a request, so notifications are known by name
-    bad = ctx.requests.filter(is_notification_method())
+    bad = ctx.part("requests", "ordinal", "method", "id").filter(is_notification_method())
     return findings(bad, pl.format("notification {} carries an id ({})", "method", "id"))
 
 
@@ -320,7 +331,11 @@ def result_and_error(ctx: LintContext) -> pl.DataFrame:
     enforce it.
     """
     # the loader makes every message with an `error` member an error row
-    rows = _readable(ctx.messages.filter(pl.col("kind") == "error"))
+    rows = _readable(
+        ctx.messages.select("ordinal", "kind", "id", "parse_error", "message").filter(
+            pl.col("kind") == "error"
+        )
+    )
     rows = rows.filter(pl.col("message").str.contains('"result"', literal=True))
     has_result = pl.col("message").str.json_path_match("$.result").is_not_null() | pl.col(
         "message"
@@ -361,8 +376,15 @@ def result_not_object(ctx: LintContext) -> pl.DataFrame:
     (2025-11-25 and later). Schema: `Result` is `"type": "object"` in every revision
     (2024-11-05 to 2025-06-18 say "Results MAY follow any JSON object structure").
     """
-    rows = _readable(ctx.messages.filter(pl.col("kind") == "response"))
-    # an object result always reads `"result": {`: only the others need parsing
+    rows = _readable(
+        ctx.messages.select("ordinal", "kind", "id", "parse_error", "message").filter(
+            pl.col("kind") == "response"
+        )
+    )
+    # an object result always reads `"result": {`: only the others need parsing. Compact
+    # JSON has it without spaces, near the start: a plain search settles most rows
+    # after a few bytes, and the pattern with spaces is looked for in the others only.
+    rows = rows.filter(~pl.col("message").str.contains('"result":{', literal=True))
     rows = rows.filter(~pl.col("message").str.contains(r'"result"\s*:\s*\{'))
     value = pl.col("message").str.json_path_match("$.result")
     rows = rows.with_columns(_value=value, _type=_member_type("result"))
@@ -375,9 +397,18 @@ def result_not_object(ctx: LintContext) -> pl.DataFrame:
 def _errors(ctx: LintContext) -> pl.DataFrame:
     """Readable error rows with ``_obj`` (the error is an object), ``_code`` (JSON text of
     its `code`, null when absent) and ``_type`` (JSON type of the `error` member)."""
-    rows = _readable(ctx.messages.filter(pl.col("kind") == "error"))
-    error = pl.col("message").str.json_path_match("$.error")
-    return rows.with_columns(_type=_member_type("error"), _error=error).with_columns(
+    return ctx.memo("envelope.errors", _build_errors)
+
+
+def _build_errors(ctx: LintContext) -> pl.DataFrame:
+    rows = _readable(
+        ctx.messages.select(
+            "ordinal", "kind", "parse_error", "message", "error_code_is_int", "error_message"
+        ).filter(pl.col("kind") == "error")
+    )
+    # the same error goes to many requests: parse each distinct body once
+    rows = json_paths(rows, _error="$.error")
+    return rows.with_columns(_type=_member_type("error")).with_columns(
         _obj=pl.col("_type") == "object",
         _code=pl.col("_error").str.extract(r'"code"' + _TOKEN, 1),
     )
@@ -475,7 +506,13 @@ def error_without_code_or_message(ctx: LintContext) -> pl.DataFrame:
 def _batches(ctx: LintContext) -> pl.DataFrame:
     """One row per JSON array line: the first element's ordinal and kind, ``_size``
     (elements), ``_requests`` (requests and notifications) and ``_responses``."""
-    rows = ctx.messages.filter(pl.col("batched"))
+    return ctx.memo("envelope.batches", _build_batches)
+
+
+def _build_batches(ctx: LintContext) -> pl.DataFrame:
+    rows = ctx.messages.select("source", "line", "ordinal", "kind", "batched").filter(
+        pl.col("batched")
+    )
     return (
         rows.group_by("source", "line")
         .agg(
@@ -604,7 +641,9 @@ def initialize_in_batch(ctx: LintContext) -> pl.DataFrame:
     notifications are not possible until initialization has completed." —
     basic/lifecycle.mdx#initialization (2025-03-26, the only revision with batches).
     """
-    bad = ctx.requests.filter(pl.col("batched") & (pl.col("method") == "initialize"))
+    bad = ctx.part("requests", "ordinal", "batched", "method").filter(
+        pl.col("batched") & (pl.col("method") == "initialize")
+    )
     return findings(bad, "initialize request is part of a JSON-RPC batch")
 
 
@@ -683,7 +722,10 @@ def invalid_message_line(ctx: LintContext) -> pl.DataFrame:
     in 2024-11-05). Schema: `JSONRPCMessage`.
     """
     # stdio stream pollution is reported by the more specific ST001/ST002 instead
-    bad = ctx.messages.filter((pl.col("kind") == "invalid") & ~is_pollution())
+    bad = ctx.messages.select(
+        "ordinal", "kind", "transport", "message", "batched", "parse_error"
+    ).filter(pl.col("kind") == "invalid")
+    bad = bad.filter(~is_pollution())
     reason = pl.col("parse_error").fill_null("no JSON-RPC message")
     message = (
         pl.when(reason.str.starts_with("not a JSON-RPC message"))

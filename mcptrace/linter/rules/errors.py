@@ -21,9 +21,23 @@ _NOT_FOUND = (
 )
 
 
+def _error_rows(ctx: LintContext) -> pl.DataFrame:
+    """Error responses with an integral code (the columns the ER rules read)."""
+    return ctx.memo(
+        "errors.rows",
+        lambda ctx: ctx.messages.select("ordinal", "kind", "error_code", "modern").filter(
+            (pl.col("kind") == "error") & pl.col("error_code").is_not_null()
+        ),
+    )
+
+
 def _classified(ctx: LintContext, revision: str) -> pl.DataFrame:
     """Error responses with ``category`` and ``note`` of their code in ``revision``."""
-    errs = ctx.messages.filter((pl.col("kind") == "error") & pl.col("error_code").is_not_null())
+    return ctx.memo(f"errors.classified.{revision}", lambda ctx: _classify(ctx, revision))
+
+
+def _classify(ctx: LintContext, revision: str) -> pl.DataFrame:
+    errs = _error_rows(ctx)
     codes = errs["error_code"].unique().to_list()
     infos = [error_code_info(c, revision) for c in codes]  # distinct codes, not rows
     table = pl.DataFrame(
@@ -346,9 +360,18 @@ def legacy_code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
 
 
 def _resources_read_errors(ctx: LintContext) -> pl.DataFrame:
-    return content(ctx.responses).filter(
-        (pl.col("kind") == "error") & (pl.col("request_method") == "resources/read")
-    )
+    return content(
+        ctx.part(
+            "responses",
+            "ordinal",
+            "kind",
+            "request_method",
+            "modern",
+            "error_code",
+            "error_message",
+            "parse_error",
+        )
+    ).filter((pl.col("kind") == "error") & (pl.col("request_method") == "resources/read"))
 
 
 @rule(
@@ -532,7 +555,7 @@ def url_elicitation_required_error_malformed(ctx: LintContext) -> pl.DataFrame:
     (2025-11-25). Schema: `URLElicitationRequiredError`.
     """
     rows = (
-        content(ctx.messages)
+        content(ctx.messages.select("ordinal", "kind", "error_code", "parse_error", "message"))
         .filter((pl.col("kind") == "error") & (pl.col("error_code") == _URL_ELICITATION_REQUIRED))
         .with_columns(_list=path("$.error.data.elicitations"))
     )

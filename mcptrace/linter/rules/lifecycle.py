@@ -24,41 +24,39 @@ _MODERN_ERROR_CODES = (-32020, -32021, -32022)
 
 def ordered(ctx: LintContext) -> pl.Expr:
     """True for rows of sessions whose client and server messages are in capture order."""
+    if not ctx.trace.unordered_sessions:
+        return pl.lit(True)  # the usual case: no per-direction files, nothing to test per row
     unordered = pl.Series(sorted(ctx.trace.unordered_sessions), dtype=pl.String)
-    return ~pl.col("session").is_in(unordered)
+    return ~pl.col("session").is_in(unordered.implode())
 
 
 def with_line(ctx: LintContext, frame: pl.DataFrame, ordinal: str, alias: str) -> pl.DataFrame:
     """``frame`` plus ``alias``: the capture line of the row whose ordinal is in ``ordinal``."""
-    lines = ctx.locator.select(pl.col("ordinal").alias(ordinal), pl.col("line").alias(alias))
-    return frame.join(lines, on=ordinal, how="left")
+    return ctx.lookup(frame, ordinal, _line="line").rename({"_line": alias})
 
 
 def initialize_calls(ctx: LintContext) -> pl.DataFrame:
     """Every ``initialize`` request with its response: session, request_ordinal,
     response_ordinal (null when unanswered), outcome, proposed and agreed version."""
-    versions = ctx.messages.select("ordinal", "protocol_version")
-    return (
-        ctx.calls.filter(pl.col("method") == "initialize")
-        .select("session", "request_ordinal", "response_ordinal", "outcome")
-        .join(
-            versions.rename({"ordinal": "request_ordinal", "protocol_version": "proposed"}),
-            on="request_ordinal",
-            how="left",
-        )
-        .join(
-            versions.rename({"ordinal": "response_ordinal", "protocol_version": "agreed"}),
-            on="response_ordinal",
-            how="left",
-        )
-        .sort("request_ordinal")
+    return ctx.memo("lifecycle.initialize_calls", _build_initialize_calls)
+
+
+def _build_initialize_calls(ctx: LintContext) -> pl.DataFrame:
+    calls = ctx.calls.filter(pl.col("method") == "initialize").select(
+        "session", "request_ordinal", "response_ordinal", "outcome"
     )
+    calls = ctx.lookup(calls, "request_ordinal", proposed="protocol_version")
+    return ctx.lookup(calls, "response_ordinal", agreed="protocol_version").sort("request_ordinal")
 
 
 def handshake(ctx: LintContext) -> pl.DataFrame:
     """Per session with a successful ``initialize``: its request and response ordinals
     (the first successful one) and ``initialized_ordinal``, the client's first
     ``notifications/initialized`` after that request (null when never sent)."""
+    return ctx.memo("lifecycle.handshake", _build_handshake)
+
+
+def _build_handshake(ctx: LintContext) -> pl.DataFrame:
     ok = (
         initialize_calls(ctx)
         .filter(pl.col("outcome") == "ok")
@@ -69,9 +67,8 @@ def handshake(ctx: LintContext) -> pl.DataFrame:
         )
     )
     initialized = (
-        ctx.notifications.filter(
-            (pl.col("method") == "notifications/initialized") & (pl.col("direction") != "s2c")
-        )
+        ctx.part("notifications", "session", "ordinal", "method", "direction")
+        .filter((pl.col("method") == "notifications/initialized") & (pl.col("direction") != "s2c"))
         .select("session", "ordinal")
         .join(ok.select("session", "init_ordinal"), on="session")
         .filter(pl.col("ordinal") > pl.col("init_ordinal"))
@@ -127,28 +124,50 @@ def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
     2026-07-28 basic/transports/stdio.mdx#backward-compatibility.
     """
     first_init = (
-        ctx.requests.filter(pl.col("method") == "initialize")
+        ctx.part("requests", "session", "ordinal", "method")
+        .filter(pl.col("method") == "initialize")
         .group_by("session")
         .agg(pl.col("ordinal").min().alias("init_ordinal"))
     )
+
     # A dual-era client's modern attempts before falling back to initialize.
-    probe = (pl.col("kind") == "request") & (
-        (pl.col("method") == "server/discover")
-        | ((pl.col("method") != "initialize") & pl.col("protocol_version").is_not_null())
+    def is_probe(kind: str, method: str, version: str) -> pl.Expr:
+        return (pl.col(kind) == "request") & (
+            (pl.col(method) == "server/discover")
+            | ((pl.col(method) != "initialize") & pl.col(version).is_not_null())
+        )
+
+    probe = is_probe("kind", "method", "protocol_version")
+    columns = ("session", "ordinal", "direction", "kind", "method", "id", "protocol_version")
+    # each row's session's first initialize (a mapping, not a join of every column)
+    init_ordinal = pl.col("session").replace_strict(
+        first_init["session"], first_init["init_ordinal"], default=None, return_dtype=pl.Int64
     )
-    probes = ctx.requests.filter(probe).select("ordinal")
-    answered_ping_or_probe = ctx.responses.filter(
-        (pl.col("request_method") == "ping") | pl.col("request_ordinal").is_in(probes["ordinal"])
-    ).select("ordinal")
-    before = (
-        ctx.protocol.join(first_init, on="session")
-        .filter(pl.col("ordinal") < pl.col("init_ordinal"))
+    early = (
+        ctx.part("protocol", *columns)
+        .filter(pl.col("ordinal") < init_ordinal)
+        .with_columns(init_ordinal=init_ordinal)
         # without a common clock, only the client's own messages can be compared
         .filter(ordered(ctx) | (pl.col("direction") == "c2s"))
-        .filter(
+    )
+    # the few early responses: those answering a ping or a probe are allowed
+    answers = early.filter(pl.col("kind").is_in(["response", "error"])).select("ordinal")
+    answers = answers.join(
+        ctx.part("responses", "ordinal", "request_method", "request_ordinal"),
+        on="ordinal",
+        how="left",
+    )
+    answers = ctx.lookup(
+        answers, "request_ordinal", _kind="kind", _method="method", _version="protocol_version"
+    )
+    answered_ping_or_probe = answers.filter(
+        (pl.col("request_method") == "ping") | is_probe("_kind", "_method", "_version")
+    ).select("ordinal")
+    before = (
+        early.filter(
             ~((pl.col("kind") == "request") & (pl.col("method") == "ping"))
             & ~probe
-            & ~pl.col("ordinal").is_in(answered_ping_or_probe["ordinal"])
+            & ~pl.col("ordinal").is_in(answered_ping_or_probe["ordinal"].implode())
             & pl.col("method").ne_missing("notifications/cancelled")
         )
         .sort("ordinal")
@@ -237,10 +256,12 @@ def initialize_missing_fields(ctx: LintContext) -> pl.DataFrame:
             ).list.drop_nulls(),
         )
 
-    requests = ctx.requests.filter(
+    requests = ctx.part("requests", "ordinal", "method", "parse_error", "message").filter(
         (pl.col("method") == "initialize") & pl.col("parse_error").is_null()
     )
-    results = ctx.responses.filter(
+    results = ctx.part(
+        "responses", "ordinal", "request_method", "kind", "parse_error", "message"
+    ).filter(
         (pl.col("request_method") == "initialize")
         & (pl.col("kind") == "response")
         & pl.col("parse_error").is_null()
@@ -311,13 +332,18 @@ def _requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
     """Per session: the client's first non-ping request after the successful
     InitializeResult and before its ``notifications/initialized`` (if any), with
     ``count``, ``result_line`` and ``initialized_line``."""
+    return ctx.memo("lifecycle.before_initialized", _build_requests_before_initialized)
+
+
+def _build_requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
     early = (
-        ctx.requests.filter(
+        ctx.part("requests", "session", "ordinal", "method", "direction")
+        .filter(
             (pl.col("direction") == "c2s")
             & ~pl.col("method").is_in(["ping", "initialize"])
             & ordered(ctx)
         )
-        .select("session", "ordinal", "method")
+        .drop("direction")
         .join(handshake(ctx), on="session")
         .filter(
             (pl.col("ordinal") > pl.col("result_ordinal"))
@@ -387,10 +413,9 @@ def request_before_initialize_result(ctx: LintContext) -> pl.DataFrame:
         .select("session", pl.col("request_ordinal").alias("init_ordinal"), "response_ordinal")
     )
     early = (
-        ctx.requests.filter(
-            (pl.col("direction") == "c2s") & (pl.col("method") != "ping") & ordered(ctx)
-        )
-        .select("session", "ordinal", "method")
+        ctx.part("requests", "session", "ordinal", "method", "direction")
+        .filter((pl.col("direction") == "c2s") & (pl.col("method") != "ping") & ordered(ctx))
+        .drop("direction")
         .sort("ordinal")
         .join_asof(
             inits.sort("init_ordinal"),
@@ -453,9 +478,8 @@ def server_request_before_initialized(ctx: LintContext) -> pl.DataFrame:
     """
     hs = handshake(ctx).filter(pl.col("initialized_ordinal").is_not_null())
     early = (
-        ctx.requests.filter(
-            (pl.col("direction") == "s2c") & (pl.col("method") != "ping") & ordered(ctx)
-        )
+        ctx.part("requests", "session", "ordinal", "method", "direction")
+        .filter((pl.col("direction") == "s2c") & (pl.col("method") != "ping") & ordered(ctx))
         .join(hs, on="session")
         .filter(
             pl.col("ordinal").is_between(
@@ -561,7 +585,7 @@ def initialize_request_unknown_version(ctx: LintContext) -> pl.DataFrame:
     "In the `initialize` request, the client MUST send a protocol version it supports."
     — basic/lifecycle.mdx#version-negotiation (2024-11-05 to 2025-11-25).
     """
-    bad = ctx.requests.filter(
+    bad = ctx.part("requests", "ordinal", "method", "protocol_version").filter(
         (pl.col("method") == "initialize")
         & pl.col("protocol_version").is_not_null()
         & ~pl.col("protocol_version").is_in(_KNOWN)
@@ -619,8 +643,12 @@ def initialize_version_counter_offer(ctx: LintContext) -> pl.DataFrame:
         & pl.col("proposed").is_not_null()
         & (pl.col("agreed") != pl.col("proposed"))
     )
+    if offers.is_empty():
+        return findings(offers.rename({"response_ordinal": "ordinal"}), "")
     continued = (
-        ctx.protocol.filter((pl.col("direction") == "c2s") & ordered(ctx))
+        ctx.part("protocol", "session", "direction", "ordinal")
+        .filter(pl.col("session").is_in(offers["session"].implode()))
+        .filter((pl.col("direction") == "c2s") & ordered(ctx))
         .select("session", pl.col("ordinal").alias("later"))
         .join(offers.select("session", "response_ordinal"), on="session")
         .filter(pl.col("later") > pl.col("response_ordinal"))
@@ -743,24 +771,32 @@ def initialize_cancelled(ctx: LintContext) -> pl.DataFrame:
     "The `initialize` request MUST NOT be cancelled by clients" —
     basic/utilities/cancellation.mdx#behavior-requirements (2024-11-05 to 2025-11-25).
     """
+    cancels = (
+        ctx.part("notifications", "session", "ordinal", "cancel_id", "method", "direction")
+        .filter(
+            (pl.col("method") == "notifications/cancelled")
+            & (pl.col("direction") == "c2s")
+            & pl.col("cancel_id").is_not_null()
+        )
+        .select("session", "ordinal", "cancel_id")
+    )
+    # only requests whose (session, id) some cancel names can match it
     client_requests = (
-        ctx.requests.filter(pl.col("direction") == "c2s")
+        ctx.part("requests", "session", "id", "ordinal", "method", "direction")
+        .filter(pl.col("direction") == "c2s")
         .select(
             "session",
             pl.col("id").alias("cancel_id"),
             pl.col("ordinal").alias("request_ordinal"),
             "method",
         )
+        .join(
+            cancels.select("session", "cancel_id").unique(), on=["session", "cancel_id"], how="semi"
+        )
         .sort("request_ordinal")
     )
     cancels = (
-        ctx.notifications.filter(
-            (pl.col("method") == "notifications/cancelled")
-            & (pl.col("direction") == "c2s")
-            & pl.col("cancel_id").is_not_null()
-        )
-        .select("session", "ordinal", "cancel_id")
-        .sort("ordinal")
+        cancels.sort("ordinal")
         .join_asof(
             client_requests,
             left_on="ordinal",
@@ -808,14 +844,18 @@ def ping_result_not_empty(ctx: LintContext) -> pl.DataFrame:
     """
     result = pl.col("message").str.json_path_match("$.result")
     meta = pl.col("message").str.json_path_match("$.result._meta")
-    bad = ctx.responses.filter(
-        (pl.col("request_method") == "ping")
-        & (pl.col("kind") == "response")
-        & pl.col("parse_error").is_null()
-    ).filter(
-        result.is_not_null()
-        & (result != "{}")
-        & (meta.is_null() | (result != pl.concat_str(pl.lit('{"_meta":'), meta, pl.lit("}"))))
+    bad = (
+        ctx.part("responses", "ordinal", "request_method", "kind", "parse_error", "message")
+        .filter(
+            (pl.col("request_method") == "ping")
+            & (pl.col("kind") == "response")
+            & pl.col("parse_error").is_null()
+        )
+        .filter(
+            result.is_not_null()
+            & (result != "{}")
+            & (meta.is_null() | (result != pl.concat_str(pl.lit('{"_meta":'), meta, pl.lit("}"))))
+        )
     )
     return findings(
         bad, pl.format("ping answered with a non-empty result {}", result.str.slice(0, 80))
@@ -864,7 +904,8 @@ def session_revision_unknown(ctx: LintContext) -> pl.DataFrame:
         pl.col("revision").is_null() | ~pl.col("revision").is_in(_KNOWN)
     )
     first = (
-        ctx.protocol.join(unknown.select("session", "revision"), on="session")
+        ctx.part("protocol", "session", "ordinal")
+        .join(unknown.select("session", "revision"), on="session")
         .group_by("session")
         .agg(pl.col("ordinal").min(), pl.col("revision").first())
     )
@@ -933,8 +974,16 @@ def initialize_after_modern_reply(ctx: LintContext) -> pl.DataFrame:
     "Use one of the versions in its advertised `supported` list. Do not fall back to
     `initialize`." — 2026-07-28 basic/transports/stdio.mdx#backward-compatibility.
     """
+    inits = ctx.part("requests", "session", "ordinal", "method").filter(
+        (pl.col("method") == "initialize") & ordered(ctx)
+    )
+    # only sessions that send initialize at all can fall back to it
     modern = (
-        ctx.responses.filter(
+        ctx.part(
+            "responses", "session", "ordinal", "direction", "kind", "result_type", "error_code"
+        )
+        .filter(pl.col("session").is_in(inits["session"].implode()))
+        .filter(
             (pl.col("direction") != "c2s")
             & (
                 ((pl.col("kind") == "response") & pl.col("result_type").is_not_null())
@@ -947,11 +996,7 @@ def initialize_after_modern_reply(ctx: LintContext) -> pl.DataFrame:
             pl.col("error_code").sort_by("ordinal").first().alias("modern_code"),
         )
     )
-    again = (
-        ctx.requests.filter((pl.col("method") == "initialize") & ordered(ctx))
-        .join(modern, on="session")
-        .filter(pl.col("ordinal") > pl.col("modern_ordinal"))
-    )
+    again = inits.join(modern, on="session").filter(pl.col("ordinal") > pl.col("modern_ordinal"))
     again = with_line(ctx, again, "modern_ordinal", "modern_line")
     evidence = (
         pl.when(pl.col("modern_code").is_null())

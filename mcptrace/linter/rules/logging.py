@@ -20,7 +20,7 @@ from datetime import timedelta
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 
 _MESSAGE = "notifications/message"
@@ -38,15 +38,45 @@ def _rank(text: pl.Expr) -> pl.Expr:
     return text.replace_strict(_RANK, default=None, return_dtype=pl.Int8)
 
 
-def _log_messages(ctx: LintContext) -> pl.DataFrame:
-    """Readable server log notifications with ``level`` (text) and ``rank``."""
+def _levelled(ctx: LintContext) -> pl.DataFrame:
+    """Readable notifications/message and logging/setLevel rows (requests and
+    notifications) with ``level``, their `params.level`, parsed once for the LG rules."""
+    return ctx.memo("logging.levelled", _build_levelled)
+
+
+def _build_levelled(ctx: LintContext) -> pl.DataFrame:
     return (
-        ctx.notifications.filter(
-            (pl.col("method") == _MESSAGE)
-            & (pl.col("direction") == "s2c")
+        ctx.messages.select(
+            "ordinal",
+            "session",
+            "source",
+            "line",
+            "ts",
+            "kind",
+            "method",
+            "direction",
+            "modern",
+            "parse_error",
+            "message",
+        )
+        .filter(
+            pl.col("method").is_in([_MESSAGE, _SET_LEVEL])
+            & pl.col("kind").is_in(["request", "notification"])
             & pl.col("parse_error").is_null()
         )
         .with_columns(level=pl.col("message").str.json_path_match("$.params.level"))
+    )
+
+
+def _log_messages(ctx: LintContext) -> pl.DataFrame:
+    """Readable server log notifications with ``level`` (text) and ``rank``."""
+    return (
+        _levelled(ctx)
+        .filter(
+            (pl.col("kind") == "notification")
+            & (pl.col("method") == _MESSAGE)
+            & (pl.col("direction") == "s2c")
+        )
         .with_columns(rank=_rank(pl.col("level")))
     )
 
@@ -58,6 +88,10 @@ def _modern_log_state(ctx: LintContext) -> pl.DataFrame:
     requests in flight, listen excluded), ``asked`` (those with a logLevel) and
     ``min_asked`` (rank of the lowest level asked for, null if none).
     """
+    return ctx.memo("logging.modern_state", _build_modern_log_state)
+
+
+def _build_modern_log_state(ctx: LintContext) -> pl.DataFrame:
     unordered = list(ctx.trace.unordered_sessions)
     logs = (
         _log_messages(ctx)
@@ -70,26 +104,20 @@ def _modern_log_state(ctx: LintContext) -> pl.DataFrame:
         return logs.with_columns(
             open=pl.lit(0, pl.Int64), asked=pl.lit(0, pl.Int64), min_asked=pl.lit(None, pl.Int8)
         )
-    requests = (
-        ctx.requests.filter(
-            pl.col("modern")
-            & (pl.col("direction") == "c2s")
-            & (pl.col("method") != _LISTEN)
-            & pl.col("session").is_in(logs["session"].unique().to_list())
-        )
-        .select(
-            "session",
-            request_ordinal="ordinal",
-            want=_rank(pl.col("message").str.json_path_match(_LOG_LEVEL_PATH)),
-        )
-        .join(
-            ctx.calls.filter(pl.col("request_ordinal").is_not_null()).select(
-                "request_ordinal", "response_ordinal"
-            ),
-            on="request_ordinal",
-            how="left",
-        )
+    requests = ctx.part(
+        "requests", "session", "ordinal", "modern", "direction", "method", "message"
+    ).filter(
+        pl.col("modern")
+        & (pl.col("direction") == "c2s")
+        & (pl.col("method") != _LISTEN)
+        & pl.col("session").is_in(logs["session"].unique().to_list())
     )
+    # the logLevel key can only be there if the text spells it, or uses an escape
+    spelled = pl.col("message").str.contains(r'\\|"io\.modelcontextprotocol/logLevel"')
+    requests = computed_where(
+        requests, spelled, _want=pl.col("message").str.json_path_match(_LOG_LEVEL_PATH)
+    ).select("session", request_ordinal="ordinal", want=_rank(pl.col("_want")))
+    requests = ctx.call_lookup(requests, "request_ordinal", response_ordinal="response_ordinal")
     # a sweep over request/response events: +1 when a request starts, -1 when answered;
     # le<k> counts requests that asked for level k or lower
     deltas = [
@@ -283,13 +311,26 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
     if logs.is_empty():
         return findings(logs, "")
     # legacy: the last setLevel answered successfully before the message
-    levels = ctx.requests.filter(pl.col("method") == _SET_LEVEL).select(
+    levels = ctx.part("requests", "ordinal", "method", "line", "message").filter(
+        pl.col("method") == _SET_LEVEL
+    )
+    levels = levels.select(
         request_ordinal="ordinal",
         set_level=pl.col("message").str.json_path_match("$.params.level"),
         set_line="line",
     )
     applied = (
-        ctx.calls.filter((pl.col("method") == _SET_LEVEL) & (pl.col("outcome") == "ok"))
+        ctx.calls.select(
+            "method",
+            "outcome",
+            "session",
+            "request_ordinal",
+            "response_ordinal",
+            "response_ts",
+            "response_source",
+            "response_line",
+        )
+        .filter((pl.col("method") == _SET_LEVEL) & (pl.col("outcome") == "ok"))
         .select(
             "session",
             "request_ordinal",
@@ -384,11 +425,7 @@ def invalid_log_level(ctx: LintContext) -> pl.DataFrame:
     server/utilities/logging.mdx#log-levels (all revisions). Schema: `LoggingLevel`
     (an enum of the eight names).
     """
-    rows = ctx.messages.filter(
-        pl.col("method").is_in([_MESSAGE, _SET_LEVEL])
-        & pl.col("kind").is_in(["request", "notification"])
-        & pl.col("parse_error").is_null()
-    ).with_columns(level=pl.col("message").str.json_path_match("$.params.level"))
+    rows = _levelled(ctx)
     bad = rows.filter(pl.col("level").is_not_null() & ~pl.col("level").is_in(LEVELS))
     return findings(
         bad,

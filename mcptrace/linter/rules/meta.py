@@ -122,16 +122,38 @@ def _modern_client_requests(ctx: LintContext) -> pl.DataFrame:
     A notification that wrongly carries an id is loaded as a request; it is JR005's
     business, not a request missing its `_meta`.
     """
-    return content(ctx.requests).filter(
-        pl.col("modern"),
-        pl.col("direction") != "s2c",
-        ~pl.col("method").is_in(_NOT_MODERN_CLIENT_REQUESTS),
-        ~is_notification_method(),
+    return ctx.memo("meta.modern_client_requests", _build_modern_client_requests)
+
+
+def _build_modern_client_requests(ctx: LintContext) -> pl.DataFrame:
+    columns = (
+        "ordinal",
+        "session",
+        "line",
+        "method",
+        "target",
+        "protocol_version",
+        "rare",
+        "message",
+    )
+    return (
+        content(ctx.part("requests", *columns, "modern", "direction", "parse_error"))
+        .filter(
+            pl.col("modern"),
+            pl.col("direction") != "s2c",
+            ~pl.col("method").is_in(_NOT_MODERN_CLIENT_REQUESTS),
+            ~is_notification_method(),
+        )
+        .select(columns)
     )
 
 
 def _required_meta_problems(ctx: LintContext) -> pl.DataFrame:
     """Modern client requests lacking a required `_meta` field, with ``problem``."""
+    return ctx.memo("meta.required_problems", _build_required_meta_problems)
+
+
+def _build_required_meta_problems(ctx: LintContext) -> pl.DataFrame:
     # cheap pass first: a string protocol version in `_meta` (loader column) and a
     # capabilities object somewhere; only the other requests are parsed
     caps_object = rf'"{re.escape(CLIENT_CAPABILITIES_KEY)}"\s*:\s*\{{'
@@ -260,17 +282,12 @@ def malformed_request_not_rejected(ctx: LintContext) -> pl.DataFrame:
     bad = _required_meta_problems(ctx).select(
         request_ordinal="ordinal", request_line="line", method="method", problem="problem"
     )
-    answered = ctx.calls.filter(pl.col("response_ordinal").is_not_null()).select(
-        "request_ordinal", ordinal="response_ordinal"
+    answered = ctx.call_lookup(bad, "request_ordinal", ordinal="response_ordinal").filter(
+        pl.col("ordinal").is_not_null()
     )
-    resp = ctx.messages.select("ordinal", "kind", "error_code")
-    out = (
-        bad.join(answered, on="request_ordinal")
-        .join(resp, on="ordinal")
-        .filter(
-            (pl.col("kind") == "response")
-            | ((pl.col("kind") == "error") & (pl.col("error_code").fill_null(0) != INVALID_PARAMS))
-        )
+    out = ctx.lookup(answered, "ordinal", inner=True, kind="kind", error_code="error_code").filter(
+        (pl.col("kind") == "response")
+        | ((pl.col("kind") == "error") & (pl.col("error_code").fill_null(0) != INVALID_PARAMS))
     )
     how = (
         pl.when(pl.col("kind") == "response")
@@ -468,7 +485,11 @@ def result_missing_server_info(ctx: LintContext) -> pl.DataFrame:
     `ResultMetaObject`.
     """
     results = (
-        content(ctx.messages)
+        content(
+            ctx.messages.select(
+                "ordinal", "session", "modern", "kind", "direction", "parse_error", "message"
+            )
+        )
         .filter(pl.col("modern"), pl.col("kind") == "response", pl.col("direction") != "c2s")
         .with_columns(_has=pl.col("message").str.contains(SERVER_INFO_KEY, literal=True))
     )
@@ -526,7 +547,9 @@ def unsupported_version_error_malformed(ctx: LintContext) -> pl.DataFrame:
     """
     string_list = r'^\[(?:"(?:[^"\\]|\\.)*"(?:,"(?:[^"\\]|\\.)*")*)?\]$'
     errs = (
-        content(ctx.messages)
+        content(
+            ctx.messages.select("ordinal", "modern", "kind", "error_code", "parse_error", "message")
+        )
         .filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32022)
         .with_columns(
             _data=path("$.error.data"),
@@ -618,14 +641,27 @@ def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/versioning.mdx#protocol-version-negotiation
     (2026-07-28).
     """
-    target = ctx.messages.select(request_ordinal="ordinal", _target="target")
     errs = (
-        content(ctx.responses)
+        content(
+            ctx.part(
+                "responses",
+                "ordinal",
+                "session",
+                "line",
+                "modern",
+                "kind",
+                "error_code",
+                "request_method",
+                "request_ordinal",
+                "parse_error",
+                "message",
+            )
+        )
         .filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32022)
         .filter(pl.col("request_method").is_not_null())
         .with_columns(_sup=path("$.error.data.supported"))
         .filter(pl.col("_sup").str.starts_with("["))
-        .join(target, on="request_ordinal", how="left")
+        .pipe(ctx.lookup, "request_ordinal", _target="target")
         .select(
             "session",
             "_sup",
@@ -720,7 +756,16 @@ def server_discover_not_implemented(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/versioning.mdx#protocol-version-negotiation
     (2026-07-28).
     """
-    resp = ctx.responses.filter(pl.col("modern"))
+    resp = ctx.part(
+        "responses",
+        "ordinal",
+        "session",
+        "modern",
+        "kind",
+        "error_code",
+        "request_method",
+        "result_type",
+    ).filter(pl.col("modern"))
     modern_server = resp.filter(pl.col("result_type").is_not_null()).select("session").unique()
     bad = resp.filter(
         (pl.col("kind") == "error")
@@ -776,12 +821,18 @@ def invalid_log_level_accepted(ctx: LintContext) -> pl.DataFrame:
     """
     reqs = (
         _modern_client_requests(ctx)
+        # only texts with a rare marker (see LintContext.part) can have this one
+        .filter(pl.col("rare"))
         .filter(pl.col("message").str.contains(LOG_LEVEL_KEY, literal=True))
         .with_columns(_level=path(_meta_key(LOG_LEVEL_KEY)))
         .filter(pl.col("_level").is_not_null() & ~pl.col("_level").is_in(_LOG_LEVELS))
         .select(request_ordinal="ordinal", request_line="line", _level="_level")
     )
-    bad = ctx.responses.filter(pl.col("kind") == "response").join(reqs, on="request_ordinal")
+    bad = (
+        ctx.part("responses", "ordinal", "kind", "request_ordinal")
+        .filter(pl.col("kind") == "response")
+        .join(reqs, on="request_ordinal")
+    )
     return findings(
         bad,
         pl.format(
@@ -857,8 +908,10 @@ def extension_id_format(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `ClientCapabilities.extensions`, `ServerCapabilities.extensions`.
     """
     rows = (
-        content(ctx.protocol)
-        .filter(pl.col("modern"), pl.col("message").str.contains('"extensions"', literal=True))
+        content(ctx.part("protocol", "ordinal", "modern", "parse_error", "rare", "message"))
+        # only texts with a rare marker (see LintContext.part) can have this one
+        .filter(pl.col("modern") & pl.col("rare"))
+        .filter(pl.col("message").str.contains('"extensions"', literal=True))
         .with_columns(
             _ext=pl.coalesce(
                 path(f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"].extensions'),
@@ -948,13 +1001,12 @@ def meta_key_format(ctx: LintContext) -> pl.DataFrame:
     """
     # Cheap prefilter: from the first `_meta` on, some string followed by `:` is not a
     # valid key name (or is `_meta`'s own key); only those few messages are tokenized.
+    # One regex pass does both: `"_meta"` and, somewhere after it, such a key.
     rows = (
-        content(ctx.protocol)
+        content(ctx.part("protocol", "ordinal", "revision", "modern", "parse_error", "message"))
         .filter(pl.col("revision").is_in(list(since("2025-06-18"))) | pl.col("modern"))
-        .filter(pl.col("message").str.contains('"_meta"', literal=True))
+        .filter(pl.col("message").str.contains(r'(?s)"_meta".*?' + _BAD_KEY))
     )
-    tail = pl.col("message").str.replace(r'(?s)^.*?"_meta"', "")
-    rows = rows.filter(tail.str.contains(_BAD_KEY))
     toks = json_tokens(rows, "message")
     # the key that owns each object: `"_meta"` `:` `{`
     opener = pl.col("tok").is_in(["{", "["])
@@ -1038,8 +1090,10 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
     respectively." — docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28).
     """
     rows = (
-        content(ctx.protocol)
-        .filter(pl.col("modern"), pl.col("message").str.contains('"trace(?:parent|state)"'))
+        content(ctx.part("protocol", "ordinal", "modern", "parse_error", "rare", "message"))
+        # only texts with a rare marker (see LintContext.part) can have these
+        .filter(pl.col("modern") & pl.col("rare"))
+        .filter(pl.col("message").str.contains('"trace(?:parent|state)"'))
         .with_columns(
             _tp=pl.coalesce(path("$.params._meta.traceparent"), path("$.result._meta.traceparent")),
             _ts=pl.coalesce(path("$.params._meta.tracestate"), path("$.result._meta.tracestate")),

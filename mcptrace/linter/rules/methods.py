@@ -15,11 +15,12 @@ direction rules leave them out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, settle
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 from mcptrace.protocol import METHODS, REVISIONS, revisions_of
 
@@ -76,33 +77,47 @@ def times(column: str) -> pl.Expr:
 def _judged(ctx: LintContext) -> pl.DataFrame:
     """Requests and notifications with a readable body and a ``jsonrpc`` member, plus
     ``judge``: the revision each is judged by (see the module docstring)."""
+    return ctx.memo("methods.judged", _build_judged)
+
+
+def _build_judged(ctx: LintContext) -> pl.DataFrame:
     own = (
         (pl.col("kind") == "request")
         & (pl.col("method") != "initialize")
         & pl.col("protocol_version").is_in(_KNOWN)
     )
     # A substring test is enough: a stray "jsonrpc" inside params only means the row is judged.
+    columns = ("ordinal", "session", "kind", "method", "direction", "id", "revision")
+    rows = ctx.messages.select(*columns, "protocol_version", "parse_error", "message").filter(
+        pl.col("kind").is_in(["request", "notification"])
+        & pl.col("method").is_not_null()
+        & pl.col("parse_error").is_null()
+    )
+    # compact JSON starts with the member: scan the text only of the other rows
+    has_jsonrpc = settle(
+        rows,
+        pl.col("message").str.starts_with('{"jsonrpc"'),
+        pl.col("message").str.contains('"jsonrpc"', literal=True),
+    )
     return (
-        ctx.messages.filter(
-            pl.col("kind").is_in(["request", "notification"])
-            & pl.col("method").is_not_null()
-            & pl.col("parse_error").is_null()
-            & pl.col("message").str.contains('"jsonrpc"', literal=True)
-        )
-        .select(
-            "ordinal",
-            "session",
-            "kind",
-            "method",
-            "direction",
-            "id",
-            "revision",
-            "protocol_version",
-        )
+        rows.filter(has_jsonrpc)
+        .select(*columns, "protocol_version")
         .with_columns(
             judge=pl.when(own).then(pl.col("protocol_version")).otherwise(pl.col("revision"))
         )
     )
+
+
+#: what the verdicts of MD001, MD003 and MD007 depend on
+_KEY = ["judge", "method", "kind", "direction"]
+
+
+def _by_key(ctx: LintContext, verdict: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    """The rows of :func:`_judged` whose key is in ``verdict`` of the distinct keys (with
+    the columns ``verdict`` adds): a few hundred keys are judged, not every message."""
+    rows = _judged(ctx)
+    bad = verdict(rows.select(_KEY).unique(maintain_order=True))
+    return rows.join(bad, on=_KEY, nulls_equal=True, maintain_order="left")
 
 
 def _server_request_in_modern() -> pl.Expr:
@@ -157,11 +172,16 @@ def method_not_in_revision(ctx: LintContext) -> pl.DataFrame:
     are the `ClientRequest`, `ServerRequest`, `ClientNotification` and
     `ServerNotification` unions of schema/<rev>/schema.json (all revisions).
     """
-    rows = (
-        _judged(ctx)
-        .filter(pl.col("method").is_in(_every_method()) & pl.col("judge").is_in(_KNOWN))
-        .filter(~_server_request_in_modern())
-        .join(_wire().select("judge", "method"), on=["judge", "method"], how="anti")
+    rows = _by_key(
+        ctx,
+        lambda keys: (
+            keys.filter(
+                pl.col("method").is_in(_every_method().implode())
+                & pl.col("judge").is_in(_KNOWN.implode())
+            )
+            .filter(~_server_request_in_modern())
+            .join(_wire().select("judge", "method"), on=["judge", "method"], how="anti")
+        ),
     )
     return findings(
         rows,
@@ -204,10 +224,11 @@ def non_mcp_method(ctx: LintContext) -> pl.DataFrame:
     schema/<rev>/schema.json lists its methods).
     """
     rows = (
-        ctx.messages.filter(
+        ctx.messages.select("session", "ordinal", "kind", "method")
+        .filter(
             pl.col("kind").is_in(["request", "notification"])
             & pl.col("method").is_not_null()
-            & ~pl.col("method").is_in(_every_method())
+            & ~pl.col("method").is_in(_every_method().implode())
         )
         .sort("ordinal")
         .group_by("session", "method")
@@ -262,11 +283,13 @@ def method_wrong_direction(ctx: LintContext) -> pl.DataFrame:
     are the schema.json unions (`ClientRequest`, `ServerRequest`, `ClientNotification`,
     `ServerNotification`) of every revision.
     """
-    rows = (
-        _judged(ctx)
-        .filter(pl.col("direction").is_in(["c2s", "s2c"]) & ~_server_request_in_modern())
-        .join(_wire(), on=["judge", "method"])
-        .filter(~pl.col("directions").list.contains(pl.col("direction").cast(pl.String)))
+    rows = _by_key(
+        ctx,
+        lambda keys: (
+            keys.filter(pl.col("direction").is_in(["c2s", "s2c"]) & ~_server_request_in_modern())
+            .join(_wire(), on=["judge", "method"])
+            .filter(~pl.col("directions").list.contains(pl.col("direction").cast(pl.String)))
+        ),
     )
     side = {"c2s": "client to server", "s2c": "server to client"}
     return findings(
@@ -316,7 +339,9 @@ def server_request_in_modern(ctx: LintContext) -> pl.DataFrame:
     "Servers MUST NOT initiate JSON-RPC requests, and clients do not send JSON-RPC
     responses." — docs/specification/2026-07-28/basic/patterns/index.mdx (2026-07-28).
     """
-    rows = ctx.requests.filter(pl.col("direction") == "s2c")
+    rows = ctx.part("requests", "ordinal", "method", "direction").filter(
+        pl.col("direction") == "s2c"
+    )
     return findings(
         rows,
         pl.format("server sent a {} request; 2026-07-28 servers never send requests", "method"),
@@ -358,7 +383,7 @@ def client_response_in_modern(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/transports/stdio.mdx#sending-messages (2026-07-28;
     streamable-http.mdx#sending-messages says the same for HTTP).
     """
-    rows = ctx.messages.filter(
+    rows = ctx.messages.select("ordinal", "kind", "id", "direction").filter(
         pl.col("kind").is_in(["response", "error"]) & (pl.col("direction") == "c2s")
     )
     return findings(
@@ -402,16 +427,16 @@ def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
     before the feature's earliest removal." — docs/specification/2026-07-28/deprecated.mdx
     (2026-07-28).
     """
-    inputs = pl.col("message").str.json_path_match("$.result.inputRequests")
-    input_required = ctx.responses.filter(
-        (pl.col("result_type") == "input_required") & pl.col("parse_error").is_null()
-    ).with_columns(_inputs=inputs)
+    input_required = ctx.input_required.rename({"inputs": "_inputs"})
     uses = [
-        ctx.notifications.filter(
-            (pl.col("method") == "notifications/message") & (pl.col("direction") != "c2s")
-        ).with_columns(feature=pl.lit("Logging (notifications/message)")),
-        # a cheap substring test first: parsing every request's JSON is what costs
-        ctx.requests.filter(pl.col("message").str.contains("/logLevel", literal=True))
+        ctx.part("notifications", "session", "ordinal", "method", "direction")
+        .filter((pl.col("method") == "notifications/message") & (pl.col("direction") != "c2s"))
+        .with_columns(feature=pl.lit("Logging (notifications/message)")),
+        # a cheap substring test first: parsing every request's JSON is what costs. Only
+        # 2026 sessions are judged, and the finding is per session: scan only theirs.
+        ctx.part("requests", "session", "ordinal", "modern", "rare", "message")
+        .filter(pl.col("modern") & pl.col("rare"))
+        .filter(pl.col("message").str.contains("/logLevel", literal=True))
         .filter(
             pl.col("message")
             .str.json_path_match(f'$.params._meta["{_META}/logLevel"]')
@@ -431,7 +456,8 @@ def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
     rows = (
         pl.concat([u.select("session", "ordinal", "feature") for u in uses])
         .sort("ordinal")
-        .group_by("session", "feature")
+        # in order of first use (and of `uses` for one message): a stable report order
+        .group_by("session", "feature", maintain_order=True)
         .agg(pl.col("ordinal").first(), pl.len().alias("uses"))
     )
     return findings(
@@ -472,11 +498,13 @@ def request_method_without_id(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2025-11-25/basic/index.mdx#requests (all revisions;
     basic/messages.mdx#requests in 2024-11-05). Schema: `JSONRPCRequest`.
     """
-    rows = (
-        _judged(ctx)
-        .filter(pl.col("kind") == "notification")
-        .join(_wire().select("judge", "method", "spec_kind"), on=["judge", "method"])
-        .filter(pl.col("spec_kind") == "request")
+    rows = _by_key(
+        ctx,
+        lambda keys: (
+            keys.filter(pl.col("kind") == "notification")
+            .join(_wire().select("judge", "method", "spec_kind"), on=["judge", "method"])
+            .filter(pl.col("spec_kind") == "request")
+        ),
     )
     return findings(
         rows, pl.format("{} is a request in {} but was sent without an id", "method", "judge")

@@ -31,18 +31,39 @@ _OPEN = _SHIFT - 1
 
 def _issued(ctx: LintContext) -> pl.DataFrame:
     """Calls of real requests with a usable id and a known direction, by request order."""
-    return ctx.calls.filter(
-        pl.col("request_ordinal").is_not_null()
-        & (pl.col("direction") != "unknown")
-        & pl.col("id").is_not_null()
-        & (pl.col("id_type") != "null")
-        & ~is_notification_method().fill_null(False)
-    ).sort("request_ordinal")
+    return ctx.memo("pairing.issued", _build_issued)
 
 
-def _lines(ctx: LintContext, ordinal: str, line: str) -> pl.DataFrame:
-    """ordinal -> line, renamed for joining."""
-    return ctx.messages.select(pl.col("ordinal").alias(ordinal), pl.col("line").alias(line))
+def _build_issued(ctx: LintContext) -> pl.DataFrame:
+    return (
+        ctx.calls.select(
+            "session",
+            "direction",
+            "id",
+            "id_type",
+            "method",
+            "request_ordinal",
+            "request_line",
+            "response_ordinal",
+            "outcome",
+        )
+        .filter(
+            pl.col("request_ordinal").is_not_null()
+            & (pl.col("direction") != "unknown")
+            & pl.col("id").is_not_null()
+            & (pl.col("id_type") != "null")
+            & ~is_notification_method().fill_null(False)
+        )
+        .sort("request_ordinal")
+    )
+
+
+def _reused(ctx: LintContext) -> pl.DataFrame:
+    """The rows of :func:`_issued` whose key (session, direction, id) other requests
+    share too: the only ones PR001 and PR002 can flag (usually very few)."""
+    return ctx.memo(
+        "pairing.reused", lambda ctx: _issued(ctx).filter(pl.struct(_KEY).is_duplicated())
+    )
 
 
 @rule(code="PR001", name="request-id-reused", severity="error", revisions=LEGACY, scope="session")
@@ -76,7 +97,8 @@ def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     session." — basic/index.mdx#requests (2025-03-26 to 2025-11-25;
     basic/messages.mdx#requests in 2024-11-05).
     """
-    req = _issued(ctx).with_columns(
+    # a request whose key no other request has is its key's first use: only reused keys
+    req = _reused(ctx).with_columns(
         _first=pl.col("request_line").first().over(_KEY),
         _first_ordinal=pl.col("request_ordinal").first().over(_KEY),
     )
@@ -124,10 +146,7 @@ def request_id_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     "The request ID MUST NOT match the ID of any other request the sender has issued and
     not yet received a response for." — basic/index.mdx#requests (2026-07-28).
     """
-    req = _issued(ctx).filter(
-        ~pl.col("session").is_in(list(ctx.trace.unordered_sessions))
-        & pl.struct(_KEY).is_duplicated()
-    )
+    req = _reused(ctx).filter(~pl.col("session").is_in(list(ctx.trace.unordered_sessions)))
     # the earlier request with this id that ends last, packed so cum_max finds it
     end = pl.col("response_ordinal").fill_null(_OPEN)
     packed = end * _SHIFT + pl.col("request_ordinal")
@@ -137,9 +156,8 @@ def request_id_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
         _earlier=pl.col("_blocker") % _SHIFT,
         _answered=(pl.col("_blocker") // _SHIFT).replace(_OPEN, None),
     )
-    bad = bad.join(_lines(ctx, "_earlier", "_earlier_line"), on="_earlier", how="left").join(
-        _lines(ctx, "_answered", "_answered_line"), on="_answered", how="left"
-    )
+    bad = ctx.lookup(bad, "_earlier", _earlier_line="line")
+    bad = ctx.lookup(bad, "_answered", _answered_line="line")
     when = (
         pl.when(pl.col("_answered_line").is_null())
         .then(pl.lit("never answered"))
@@ -162,8 +180,7 @@ def _orphans(ctx: LintContext, duplicate: bool) -> pl.DataFrame:
         & (pl.col("duplicate").fill_null(False) == duplicate)
         & (pl.col("direction") != "unknown")
     )
-    kinds = ctx.messages.select(response_ordinal="ordinal", kind="kind")
-    return calls.join(kinds, on="response_ordinal", how="left")
+    return ctx.lookup(calls, "response_ordinal", kind="kind")
 
 
 @rule(
@@ -260,6 +277,8 @@ def duplicate_response(ctx: LintContext) -> pl.DataFrame:
     corresponds to one request, and JSON-RPC 2.0 answers a request with one response.
     """
     dups = _orphans(ctx, duplicate=True).sort("response_ordinal")
+    if dups.is_empty():
+        return findings(dups.rename({"response_ordinal": "ordinal"}), "")
     answered = (
         ctx.calls.filter(
             pl.col("request_ordinal").is_not_null() & pl.col("response_ordinal").is_not_null()
@@ -319,7 +338,9 @@ def error_without_id(ctx: LintContext) -> pl.DataFrame:
     basic/index.mdx#error-responses (2025-11-25, 2026-07-28). Earlier schemas require `id`
     on every `JSONRPCError`.
     """
-    bad = ctx.messages.filter(
+    bad = ctx.messages.select(
+        "ordinal", "kind", "parse_error", "id", "id_type", "error_code"
+    ).filter(
         (pl.col("kind") == "error")
         & pl.col("parse_error").is_null()
         & (pl.col("id").is_null() | (pl.col("id_type") == "null"))
@@ -338,11 +359,18 @@ def _unanswered(ctx: LintContext) -> pl.DataFrame:
     """Unanswered, uncancelled requests with ``_peer_last``: the ordinal of the last
     JSON-RPC message the receiver sent in the session (null when it sent none), and
     ``_unordered`` for sessions whose two directions cannot be ordered."""
+    return ctx.memo("pairing.unanswered", _build_unanswered)
+
+
+def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
     calls = _issued(ctx).filter(
         (pl.col("outcome") == "unanswered") & ~pl.col("method").is_in(_LONG_LIVED)
     )
+    # the last message of the receiver, only in the sessions that have such calls
     peer = (
-        ctx.protocol.filter(pl.col("direction") != "unknown")
+        ctx.part("protocol", "session", "direction", "ordinal")
+        .filter(pl.col("session").is_in(calls["session"].unique().implode()))
+        .filter(pl.col("direction") != "unknown")
         .group_by("session", "direction")
         .agg(_peer_last=pl.col("ordinal").max())
         .select(

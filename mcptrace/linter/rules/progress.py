@@ -21,7 +21,7 @@ from datetime import timedelta
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, shortcut
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule
 
 _PROGRESS = "notifications/progress"
@@ -30,20 +30,42 @@ _RACE = timedelta(milliseconds=1)
 #: end of an unanswered request's lifetime: after every ordinal
 _OPEN_END = 1 << 62
 
+# A number whose JSON text a JSON path query returns unchanged (integers up to 15
+# digits; decimals with at most 11 significant digits and no trailing zero).
+_NUMBER = r"(?:0|-?[1-9][0-9]{0,14}|-?(?:0|[1-9][0-9]{0,5})\.[0-9]{0,4}[1-9])"
+#: a whole progress notification in the compact form most captures hold: its
+#: `params.progress` is the number after `"progress":`, no JSON parse needed
+_COMPACT_PROGRESS = (
+    r'^\{"jsonrpc":"2\.0","method":"notifications/progress","params":\{'
+    r'"progressToken":(?:"[^"\\]*"|-?[0-9]{1,18}),"progress":'
+    + _NUMBER
+    + r'(?:,"total":'
+    + _NUMBER
+    + r')?(?:,"message":"[^"\\]*")?\}\}$'
+)
+_PROGRESS_VALUE = r'"progress":(' + _NUMBER + r")[,}]"
+
 
 def _token_requests(ctx: LintContext) -> pl.DataFrame:
     """Requests carrying `_meta.progressToken`, with their first response (if any)."""
-    answers = ctx.calls.filter(pl.col("request_ordinal").is_not_null()).select(
-        "request_ordinal", "response_ordinal", "response_ts", "response_source", "response_line"
-    )
-    requests = ctx.requests.filter(pl.col("progress_token").is_not_null())
+    return ctx.memo("progress.token_requests", _build_token_requests)
+
+
+def _build_token_requests(ctx: LintContext) -> pl.DataFrame:
+    requests = ctx.part(
+        "requests", "session", "direction", "progress_token", "ordinal", "line", "rare", "message"
+    ).filter(pl.col("progress_token").is_not_null())
     # 2025-11-25 task-augmented requests keep their token until the task ends; parse only
-    # the few messages that mention a task
-    tasks = requests.filter(pl.col("message").str.contains('"task"', literal=True)).select(
-        request_ordinal="ordinal",
-        task=pl.col("message").str.json_path_match("$.params.task").is_not_null(),
+    # the few messages that mention a task (a rare marker: see LintContext.part)
+    tasks = (
+        requests.filter(pl.col("rare"))
+        .filter(pl.col("message").str.contains('"task"', literal=True))
+        .select(
+            request_ordinal="ordinal",
+            task=pl.col("message").str.json_path_match("$.params.task").is_not_null(),
+        )
     )
-    return (
+    requests = (
         requests.select(
             "session",
             pl.col("direction").cast(pl.String).alias("request_direction"),
@@ -51,9 +73,16 @@ def _token_requests(ctx: LintContext) -> pl.DataFrame:
             request_ordinal="ordinal",
             request_line="line",
         )
-        .join(tasks, on="request_ordinal", how="left")
+        .join(tasks, on="request_ordinal", how="left", maintain_order="left")
         .with_columns(pl.col("task").fill_null(False))
-        .join(answers, on="request_ordinal", how="left")
+    )
+    return ctx.call_lookup(
+        requests,
+        "request_ordinal",
+        response_ordinal="response_ordinal",
+        response_ts="response_ts",
+        response_source="response_source",
+        response_line="response_line",
     )
 
 
@@ -65,41 +94,70 @@ def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
     earlier request of the peer carried the token) and ``ambiguous`` (unordered
     session where several requests used the token).
     """
-    progress = ctx.notifications.filter(
-        (pl.col("method") == _PROGRESS)
-        & pl.col("progress_token").is_not_null()
-        & pl.col("parse_error").is_null()
-    ).select(
-        "session",
-        pl.col("direction").cast(pl.String),
-        "ordinal",
-        "line",
-        "source",
-        "ts",
-        "modern",
-        "message",
-        token="progress_token",
+    return ctx.memo("progress.attributed", _build_attributed_progress)
+
+
+def _build_attributed_progress(ctx: LintContext) -> pl.DataFrame:
+    progress = (
+        ctx.part(
+            "notifications",
+            "method",
+            "progress_token",
+            "parse_error",
+            "session",
+            "direction",
+            "ordinal",
+            "line",
+            "source",
+            "ts",
+            "modern",
+            "message",
+        )
+        .filter(
+            (pl.col("method") == _PROGRESS)
+            & pl.col("progress_token").is_not_null()
+            & pl.col("parse_error").is_null()
+        )
+        .select(
+            "session",
+            pl.col("direction").cast(pl.String),
+            "ordinal",
+            "line",
+            "source",
+            "ts",
+            "modern",
+            "message",
+            token="progress_token",
+        )
     )
     requests = _token_requests(ctx)
     unordered = list(ctx.trace.unordered_sessions)
-    requests = requests.with_columns(
-        _at=pl.when(pl.col("session").is_in(unordered)).then(-1).otherwise("request_ordinal"),
-        ambiguous=pl.col("session").is_in(unordered)
-        & (pl.len().over("session", "request_direction", "token") > 1),
-    )
+    if unordered:
+        requests = requests.with_columns(
+            _at=pl.when(pl.col("session").is_in(unordered)).then(-1).otherwise("request_ordinal"),
+            ambiguous=pl.col("session").is_in(unordered)
+            & (pl.len().over("session", "request_direction", "token") > 1),
+        )
+    else:  # the usual case: every request is at its own place, and none is ambiguous
+        requests = requests.with_columns(
+            _at=pl.col("request_ordinal"), ambiguous=pl.lit(False, pl.Boolean)
+        )
     # `_dir`: the direction a notification for this request may travel. A request or a
-    # notification of unknown direction may belong to either side.
+    # notification of unknown direction may belong to either side. (The copies for
+    # notifications of unknown direction are made only when there are such notifications.)
     known = pl.col("request_direction") != "unknown"
-    keyed = pl.concat(
-        [
-            requests.filter(known).with_columns(
-                _dir=pl.col("request_direction").replace_strict({"c2s": "s2c", "s2c": "c2s"})
-            ),
-            requests.with_columns(_dir=pl.lit("unknown")),
-            requests.filter(~known).with_columns(_dir=pl.lit("c2s")),
-            requests.filter(~known).with_columns(_dir=pl.lit("s2c")),
-        ]
-    ).sort("_at")
+    parts = [
+        requests.filter(known).with_columns(
+            _dir=pl.col("request_direction").replace_strict({"c2s": "s2c", "s2c": "c2s"})
+        )
+    ]
+    if (progress["direction"] == "unknown").any():
+        parts.append(requests.with_columns(_dir=pl.lit("unknown")))
+    parts += [
+        requests.filter(~known).with_columns(_dir=pl.lit("c2s")),
+        requests.filter(~known).with_columns(_dir=pl.lit("s2c")),
+    ]
+    keyed = pl.concat(parts).sort("_at")
     return (
         progress.with_columns(_dir=pl.col("direction"))
         .sort("ordinal")
@@ -166,7 +224,7 @@ def progress_token_wrong_type(ctx: LintContext) -> pl.DataFrame:
     in earlier revisions). Schema: `ProgressToken` (all revisions).
     """
     token = pl.col("progress_token")
-    bad = ctx.messages.filter(
+    bad = ctx.messages.select("ordinal", "kind", "progress_token", "parse_error").filter(
         pl.col("kind").is_in(["request", "notification"])
         & token.is_not_null()
         & pl.col("parse_error").is_null()
@@ -226,6 +284,8 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
         _token_requests(ctx)
         # the lifetime spans both directions: it needs a common order, and a known sender
         .filter((pl.col("request_direction") != "unknown") & ~pl.col("session").is_in(unordered))
+        # a token no other request of the sender used cannot be in use already
+        .filter(pl.struct(key).is_duplicated())
         .sort("request_ordinal")
         .with_columns(
             _end=pl.coalesce("response_ordinal", pl.lit(_OPEN_END) + pl.col("request_ordinal"))
@@ -349,16 +409,29 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
     progress = _attributed_progress(ctx).filter(
         pl.col("request_ordinal").is_not_null() & ~pl.col("ambiguous")
     )
-    text = pl.col("message").str.json_path_match("$.params.progress")
+    text = shortcut(
+        progress,
+        pl.col("message").str.contains(_COMPACT_PROGRESS),
+        pl.col("message").str.extract(_PROGRESS_VALUE, 1),
+        pl.col("message").str.json_path_match("$.params.progress"),
+    )
+    # each notification against the previous one of its request, in capture order:
+    # sorted by request then ordinal, the previous row is that one when it has the
+    # same request. (The previous row is gathered by position: a plain `shift` here
+    # makes polars 2.1 panic in `pl.format` after the filter below.)
+    before = (pl.int_range(pl.len()) - 1).clip(lower_bound=0)
+    same = (pl.int_range(pl.len()) > 0) & (
+        pl.col("request_ordinal") == pl.col("request_ordinal").gather(before)
+    )
     ranked = (
         progress.with_columns(value_text=text)
         .with_columns(value=pl.col("value_text").cast(pl.Float64, strict=False))
         .filter(pl.col("value").is_not_null())
-        .sort("ordinal")
+        .sort("request_ordinal", "ordinal")
         .with_columns(
-            prev=pl.col("value").shift(1).over("request_ordinal"),
-            prev_text=pl.col("value_text").shift(1).over("request_ordinal"),
-            prev_line=pl.col("line").shift(1).over("request_ordinal"),
+            prev=pl.when(same).then(pl.col("value").gather(before)),
+            prev_text=pl.when(same).then(pl.col("value_text").gather(before)),
+            prev_line=pl.when(same).then(pl.col("line").gather(before)),
         )
     )
     bad = ranked.filter(pl.col("value") <= pl.col("prev"))

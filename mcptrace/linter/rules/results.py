@@ -8,7 +8,7 @@ import weakref
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, computed_where, json_paths
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 from mcptrace.linter.rules.meta import content, json_tokens, path, unquote
 from mcptrace.protocol import (
@@ -28,7 +28,34 @@ _MRTR = sorted(MRTR_METHODS)
 
 def _modern_results(ctx: LintContext) -> pl.DataFrame:
     """Success responses of 2026 sessions sent by the server (or of unknown direction)."""
-    return content(ctx.responses).filter(
+    return ctx.memo("results.modern", _build_modern_results)
+
+
+def _build_modern_results(ctx: LintContext) -> pl.DataFrame:
+    # the columns the RS rules read, so that their filters move little data
+    return content(
+        ctx.part(
+            "responses",
+            "ordinal",
+            "session",
+            "line",
+            "kind",
+            "direction",
+            "modern",
+            "parse_error",
+            "result_type",
+            "request_method",
+            "request_ordinal",
+            "rare",
+            "message",
+        )
+    ).filter(pl.col("modern"), pl.col("kind") == "response", pl.col("direction") != "c2s")
+
+
+def _modern_input_required(ctx: LintContext) -> pl.DataFrame:
+    """The ``input_required`` rows of :func:`_modern_results`, with ``inputs`` (the JSON
+    text of `result.inputRequests`)."""
+    return ctx.input_required.filter(
         pl.col("modern"), pl.col("kind") == "response", pl.col("direction") != "c2s"
     )
 
@@ -112,15 +139,12 @@ def unknown_result_type(ctx: LintContext) -> pl.DataFrame:
         )
     )
     rows = rows.with_columns(_rt=path("$.result.resultType")).filter(pl.col("_rt").is_not_null())
-    bodies = ctx.messages.select(request_ordinal="ordinal", _request="message")
     ext = pl.col("_request").str.json_path_match(
         f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"].extensions'
     )
-    requests = (
-        rows.select("request_ordinal")
-        .join(bodies, on="request_ordinal")
-        .select("request_ordinal", _ext=ext)
-    )
+    requests = ctx.lookup(
+        rows.select("request_ordinal"), "request_ordinal", inner=True, _request="message"
+    ).select("request_ordinal", _ext=ext)
     rows = rows.join(requests, on="request_ordinal", how="left").filter(
         pl.col("_ext").is_null() | (pl.col("_ext") == "{}")
     )
@@ -226,9 +250,10 @@ def input_required_without_inputs(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/patterns/mrtr.mdx#server-requirements-basic-workflow
     (2026-07-28).
     """
-    rows = _modern_results(ctx).filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
-    rows = rows.with_columns(_ir=path("$.result.inputRequests"), _rs=path("$.result.requestState"))
+    rows = _modern_input_required(ctx).rename({"inputs": "_ir"})
     empty = pl.col("_ir").is_null() | pl.col("_ir").is_in(["{}", "[]"])
+    # the requestState matters only without input requests: parse it only there
+    rows = computed_where(rows, empty, _rs=path("$.result.requestState"))
     bad = rows.filter(empty & pl.col("_rs").is_null())
     msg = pl.when(pl.col("_ir").is_null()).then(
         pl.lit("input_required result has neither inputRequests nor requestState")
@@ -296,12 +321,14 @@ def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `InputRequests`, `InputRequest`.
     """
     rows = (
-        _modern_results(ctx)
-        .filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
-        .with_columns(_ir=path("$.result.inputRequests"))
+        _modern_input_required(ctx)
+        .select("ordinal", _ir="inputs")
         .filter(pl.col("_ir").str.starts_with("{") & (pl.col("_ir") != "{}"))
     )
-    toks = json_tokens(rows, "_ir")
+    # the verdict depends on the text alone, and servers repeat the same input requests:
+    # tokenize each distinct text once (numbered like ordinals), then map back to rows
+    texts = rows.select("_ir").unique(maintain_order=True).with_row_index("ordinal")
+    toks = json_tokens(texts.with_columns(pl.col("ordinal").cast(pl.Int64)), "_ir")
     members = toks.filter(pl.col("is_key") & (pl.col("depth") == 1)).select(
         "ordinal", "row", "member", _v="value"
     )
@@ -320,7 +347,9 @@ def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
         .then(pl.format('input request "{}" has method {}', "_key", "_m"))
     )
     bad = entries.with_columns(_p=problem).filter(pl.col("_p").is_not_null())
-    per_msg = bad.group_by("ordinal", maintain_order=True).agg(pl.col("_p").str.join("; "))
+    per_text = bad.group_by("ordinal", maintain_order=True).agg(pl.col("_p").str.join("; "))
+    per_text = per_text.join(texts.with_columns(pl.col("ordinal").cast(pl.Int64)), on="ordinal")
+    per_msg = rows.join(per_text.drop("ordinal"), on="_ir", maintain_order="left")
     allowed = ", ".join(_INPUT_METHODS)
     return findings(per_msg, pl.format("{} (allowed: {})", "_p", pl.lit(allowed)))
 
@@ -353,12 +382,6 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
     first_line (the original request), method, ordinal, id, line, state (of the retry),
     is_match, n, n_match.
     """
-    reqs = ctx.messages.select(
-        request_ordinal="ordinal",
-        first_id="id",
-        first_line="line",
-        _tkey=pl.col("target").fill_null(""),
-    )
     ir = (
         _modern_results(ctx)
         .filter(
@@ -366,7 +389,16 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
             & pl.col("request_method").is_in(_MRTR)
         )
         .with_columns(ir_state=path("$.result.requestState"))
-        .join(reqs, on="request_ordinal")
+        # the answered request (always a message: its method is known)
+        .pipe(
+            ctx.lookup,
+            "request_ordinal",
+            inner=True,
+            first_id="id",
+            first_line="line",
+            _tkey="target",
+        )
+        .with_columns(pl.col("_tkey").fill_null(""))
         .select(
             "session",
             "ir_state",
@@ -380,7 +412,20 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
         .sort("ir_ordinal")
     )
     candidates = (
-        content(ctx.requests)
+        content(
+            ctx.part(
+                "requests",
+                "ordinal",
+                "session",
+                "method",
+                "id",
+                "line",
+                "target",
+                "modern",
+                "direction",
+                "parse_error",
+            )
+        )
         .filter(pl.col("modern"), pl.col("direction") != "s2c", pl.col("method").is_in(_MRTR))
         .join(ir.select("session").unique(), on="session", how="semi")
         .select("ordinal", "session", "method", "id", "line", _tkey=pl.col("target").fill_null(""))
@@ -394,9 +439,8 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
         strategy="forward",
         check_sortedness=False,
     ).filter(pl.col("ordinal").is_not_null())
-    bodies = ctx.messages.select("ordinal", "message")
     return (
-        pairs.join(bodies, on="ordinal")
+        ctx.lookup(pairs, "ordinal", inner=True, message="message")
         .with_columns(state=path("$.params.requestState"), _inputs=path("$.params.inputResponses"))
         .filter(pl.col("state").is_not_null() | pl.col("_inputs").is_not_null())
         .with_columns(is_match=pl.col("state").eq_missing(pl.col("ir_state")))
@@ -659,6 +703,28 @@ def mrtr_unsolicited_request_state(ctx: LintContext) -> pl.DataFrame:
     )
 
 
+def _cache_hints(ctx: LintContext) -> pl.DataFrame:
+    """The modern results RS009 and RS010 read: cacheable complete results
+    (``_cacheable``) and those whose text has `"ttlMs"` (``_has_ttl``), with ``_ttl`` and
+    ``_scope``, the JSON text of their `result.ttlMs` and `result.cacheScope`."""
+    return ctx.memo("results.cache_hints", _build_cache_hints)
+
+
+def _build_cache_hints(ctx: LintContext) -> pl.DataFrame:
+    rows = _modern_results(ctx)
+    # `"ttlMs"` is a rare marker (see LintContext.part): look for it in those texts only
+    has_ttl = computed_where(
+        rows, pl.col("rare"), _has_ttl=pl.col("message").str.contains('"ttlMs"', literal=True)
+    )["_has_ttl"].fill_null(False)
+    rows = rows.with_columns(
+        _has_ttl=has_ttl,
+        _cacheable=(pl.col("result_type") == RESULT_TYPE_COMPLETE)
+        & pl.col("request_method").is_in(sorted(CACHEABLE_METHODS)),
+    ).filter(pl.col("_has_ttl") | pl.col("_cacheable"))
+    # a list result is sent again and again: parse each distinct body once
+    return json_paths(rows, _ttl="$.result.ttlMs", _scope="$.result.cacheScope")
+
+
 @rule(
     code="RS009",
     name="cacheable-result-missing-hints",
@@ -713,14 +779,9 @@ def cacheable_result_missing_hints(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `CacheableResult` (`ttlMs`, `cacheScope` required).
     """
     rows = (
-        _modern_results(ctx)
-        .filter(
-            (pl.col("result_type") == RESULT_TYPE_COMPLETE)
-            & pl.col("request_method").is_in(sorted(CACHEABLE_METHODS))
-        )
-        .with_columns(
-            _ttl=path("$.result.ttlMs").is_null(), _scope=path("$.result.cacheScope").is_null()
-        )
+        _cache_hints(ctx)
+        .filter(pl.col("_cacheable"))
+        .with_columns(_ttl=pl.col("_ttl").is_null(), _scope=pl.col("_scope").is_null())
     )
     bad = rows.filter(pl.col("_ttl") | pl.col("_scope"))
     missing = (
@@ -764,11 +825,7 @@ def negative_ttl(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/server/utilities/caching.mdx#time-to-live-ttl-field
     (2026-07-28). Schema: `CacheableResult.ttlMs` (minimum 0).
     """
-    rows = (
-        _modern_results(ctx)
-        .filter(pl.col("message").str.contains('"ttlMs"', literal=True))
-        .with_columns(_ttl=path("$.result.ttlMs"))
-    )
+    rows = _cache_hints(ctx).filter(pl.col("_has_ttl"))
     bad = rows.filter(pl.col("_ttl").cast(pl.Float64, strict=False) < 0)
     return findings(bad, pl.format("ttlMs is {}; it must be 0 or more", "_ttl"))
 
@@ -811,11 +868,10 @@ def completion_too_many_values(ctx: LintContext) -> pl.DataFrame:
     `maxItems: 100` in 2026-07-28).
     """
     rows = (
-        content(ctx.messages)
-        .filter(
-            pl.col("kind") == "response",
-            pl.col("message").str.contains('"completion"', literal=True),
-        )
+        content(ctx.part("responses", "ordinal", "kind", "parse_error", "rare", "message"))
+        .filter(pl.col("kind") == "response", pl.col("rare"))
+        # only texts with a rare marker (see LintContext.part) can have this one
+        .filter(pl.col("message").str.contains('"completion"', literal=True))
         .filter(pl.col("message").str.count_matches(",", literal=True) >= 100)
         .with_columns(_values=path("$.result.completion.values"))
         .filter(pl.col("_values").str.starts_with("["))
@@ -870,14 +926,14 @@ def input_required_with_cache_hints(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/server/utilities/caching.mdx#cacheable-results
     (2026-07-28).
     """
-    rows = (
-        _modern_results(ctx)
-        .filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
-        .with_columns(
-            _ttl=path("$.result.ttlMs").is_not_null(),
-            _scope=path("$.result.cacheScope").is_not_null(),
-        )
-    )
+    # without a backslash, a text can only hold these keys spelled out: rare markers
+    spelled = pl.col("rare") | pl.col("message").str.contains("\\", literal=True)
+    rows = computed_where(
+        _modern_results(ctx).filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED),
+        spelled,
+        _ttl=path("$.result.ttlMs"),
+        _scope=path("$.result.cacheScope"),
+    ).with_columns(_ttl=pl.col("_ttl").is_not_null(), _scope=pl.col("_scope").is_not_null())
     bad = rows.filter(pl.col("_ttl") | pl.col("_scope"))
     which = (
         pl.when(pl.col("_ttl") & pl.col("_scope"))

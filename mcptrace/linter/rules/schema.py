@@ -194,11 +194,10 @@ def schema_result_invalid(ctx: LintContext) -> pl.DataFrame:
     `schema/<revision>/schema.json`: `<X>Result` of the answered method, or
     `<X>ResultResponse` (2026-07-28).
     """
-    bad = (
-        _validation(ctx)
-        .filter(pl.col("check") == "result")
-        .join(ctx.responses.select("ordinal", "request_method"), on="ordinal", how="left")
-    )
+    bad = _validation(ctx).filter(pl.col("check") == "result")
+    if bad.is_empty():  # always, without --schema-dir: no need to read the responses
+        return findings(bad, "")
+    bad = bad.join(ctx.part("responses", "ordinal", "request_method"), on="ordinal", how="left")
     return findings(
         bad,
         pl.format(
@@ -255,11 +254,10 @@ def schema_error_invalid(ctx: LintContext) -> pl.DataFrame:
     `URLElicitationRequiredError` (2025-11-25), and in 2026-07-28 the definitions listed
     above (basic/index.mdx#error-codes).
     """
-    bad = (
-        _validation(ctx)
-        .filter(pl.col("check") == "error")
-        .join(ctx.messages.select("ordinal", "error_code"), on="ordinal", how="left")
-    )
+    bad = _validation(ctx).filter(pl.col("check") == "error")
+    if bad.is_empty():  # always, without --schema-dir: no need to read the messages
+        return findings(bad, "")
+    bad = ctx.lookup(bad, "ordinal", error_code="error_code")
     return findings(
         bad,
         pl.format(

@@ -43,7 +43,16 @@ def is_pollution() -> pl.Expr:
 
 
 def _pollution(ctx: LintContext) -> pl.DataFrame:
-    return ctx.messages.filter(is_pollution())
+    return ctx.memo(
+        "stdio.pollution",
+        lambda ctx: (
+            ctx.messages.select(
+                "ordinal", "kind", "transport", "direction", "batched", "parse_error", "message"
+            )
+            .filter(pl.col("kind") == "invalid")
+            .filter(is_pollution())
+        ),
+    )
 
 
 def _shown(text: pl.Expr) -> pl.Expr:
@@ -186,9 +195,14 @@ def message_not_utf8(ctx: LintContext) -> pl.DataFrame:
     )
     # only a raw stdio capture is the byte stream itself; other files' BOMs are the tool's
     bom = (pl.col("format") == "stdio") & problem.str.contains(_BOM, literal=True)
-    bad = ctx.messages.filter(
-        pl.col("kind").is_in(["request", "notification", "response", "error", "invalid"])
-        & (bad_bytes | bom)
+    bad = (
+        ctx.messages.select("ordinal", "kind", "format", "parse_error")
+        # both tests need a loader problem: only those few rows are read
+        .filter(pl.col("parse_error").is_not_null())
+        .filter(
+            pl.col("kind").is_in(["request", "notification", "response", "error", "invalid"])
+            & (bad_bytes | bom)
+        )
     )
     where = problem.str.extract(r"invalid UTF-8 at byte (\d+)", 1)
     return findings(

@@ -57,13 +57,28 @@ def _sid_text() -> pl.Expr:
 
 def _stream_notifications(ctx: LintContext) -> pl.DataFrame:
     """Server notifications of 2026 sessions that carry a subscriptionId."""
+    return ctx.memo("subscriptions.stream_notifications", _build_stream_notifications)
+
+
+def _build_stream_notifications(ctx: LintContext) -> pl.DataFrame:
     return (
-        content(ctx.notifications)
-        .filter(
-            pl.col("modern"),
-            pl.col("direction") != "c2s",
-            pl.col("message").str.contains(SUBSCRIPTION_ID_KEY, literal=True),
+        content(
+            ctx.part(
+                "notifications",
+                "ordinal",
+                "session",
+                "method",
+                "modern",
+                "direction",
+                "parse_error",
+                "rare",
+                "message",
+            )
         )
+        # the text scan only on the rows the cheap tests kept (`rare`: the text has a
+        # rare marker, see LintContext.part; the subscriptionId key is one)
+        .filter(pl.col("modern"), pl.col("direction") != "c2s", pl.col("rare"))
+        .filter(pl.col("message").str.contains(SUBSCRIPTION_ID_KEY, literal=True))
         .with_columns(**_sid("params"))
         .filter(pl.col("sid").is_not_null())
     )
@@ -73,18 +88,10 @@ def _client_requests(ctx: LintContext, sessions: pl.DataFrame) -> pl.DataFrame:
     """Client requests of ``sessions`` (a frame with a ``session`` column) with their id
     as (``sid``, ``sid_str``) for subscriptionId lookups, and ``closed_at`` (ordinal of
     their response, if any)."""
-    keep = sessions.select("session").unique()
-    closed = (
-        ctx.calls.filter(pl.col("response_ordinal").is_not_null())
-        .join(keep, on="session", how="semi")
-        .select(
-            req_ordinal="request_ordinal",
-            closed_at="response_ordinal",
-            closed_line="response_line",
-        )
-    )
-    return (
-        ctx.requests.join(keep, on="session", how="semi")
+    keep = sessions["session"].unique().implode()
+    requests = (
+        ctx.part("requests", "session", "ordinal", "line", "method", "id", "id_type", "direction")
+        .filter(pl.col("session").is_in(keep))
         .filter(pl.col("direction") != "s2c", pl.col("id").is_not_null())
         .select(
             "session",
@@ -96,9 +103,11 @@ def _client_requests(ctx: LintContext, sessions: pl.DataFrame) -> pl.DataFrame:
             .otherwise(pl.col("id")),
             sid_str=pl.col("id_type") == "string",
         )
-        .join(closed, on="req_ordinal", how="left")
-        .sort("req_ordinal")
     )
+    # closed: where the request's response is, if it has one
+    return ctx.call_lookup(
+        requests, "req_ordinal", closed_at="response_ordinal", closed_line="response_line"
+    ).sort("req_ordinal")
 
 
 def _resolve(ctx: LintContext, frame: pl.DataFrame) -> pl.DataFrame:
@@ -174,9 +183,11 @@ def stream_notification_missing_subscription_id(ctx: LintContext) -> pl.DataFram
     docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28). Schema:
     `NotificationMetaObject`.
     """
-    rows = content(ctx.notifications).filter(
-        pl.col("modern"), pl.col("direction") != "c2s", pl.col("method").is_in(_STREAM_ONLY)
-    )
+    rows = content(
+        ctx.part(
+            "notifications", "ordinal", "method", "modern", "direction", "parse_error", "message"
+        )
+    ).filter(pl.col("modern"), pl.col("direction") != "c2s", pl.col("method").is_in(_STREAM_ONLY))
     bad = rows.with_columns(**_sid("params")).filter(pl.col("sid").is_null())
     return findings(
         bad, pl.format("{} carries no {} in _meta", "method", pl.lit(SUBSCRIPTION_ID_KEY))
@@ -300,10 +311,30 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
 def _listen_stream(ctx: LintContext) -> pl.DataFrame:
     """Messages carrying a subscriptionId that names a visible listen request:
     notifications and the listen result, with ``req_ordinal`` of that request."""
+    return ctx.memo("subscriptions.listen_stream", _build_listen_stream)
+
+
+def _listen_results(ctx: LintContext) -> pl.DataFrame:
+    """Readable results of 2026 sessions that answer a subscriptions/listen request."""
+    return content(
+        ctx.part(
+            "responses",
+            "ordinal",
+            "session",
+            "id",
+            "modern",
+            "kind",
+            "request_method",
+            "parse_error",
+            "message",
+        )
+    ).filter(pl.col("modern"), pl.col("kind") == "response", pl.col("request_method") == _LISTEN)
+
+
+def _build_listen_stream(ctx: LintContext) -> pl.DataFrame:
     notes = _stream_notifications(ctx).select("ordinal", "session", "method", "sid", "sid_str")
     results = (
-        content(ctx.responses)
-        .filter(pl.col("modern"), pl.col("kind") == "response", pl.col("request_method") == _LISTEN)
+        _listen_results(ctx)
         .with_columns(**_sid("result"))
         .filter(pl.col("sid").is_not_null())
         .select("ordinal", "session", "sid", "sid_str", method=pl.lit("result"))
@@ -458,11 +489,12 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `SubscriptionFilter`.
     """
     rows = _listen_stream(ctx).filter(pl.col("method").is_in([*_LIST_CHANGED, _UPDATED]))
-    bodies = ctx.messages.select("ordinal", "message")
+    if rows.is_empty():
+        return findings(rows, "")
     filters = (
-        rows.select("req_ordinal")
-        .unique()
-        .join(bodies.rename({"ordinal": "req_ordinal"}), on="req_ordinal")
+        ctx.lookup(
+            rows.select("req_ordinal").unique(), "req_ordinal", inner=True, message="message"
+        )
         .with_columns(
             **{
                 field: path(f"$.params.notifications.{field}") == "true"
@@ -486,11 +518,9 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
         _p=pl.format("the listen request at line {} did not set {}", "req_line", field_of)
     )
 
-    updated = (
-        rows.filter(pl.col("method") == _UPDATED)
-        .join(bodies, on="ordinal")
-        .with_columns(_uri=path("$.params.uri"))
-    )
+    updated = ctx.lookup(
+        rows.filter(pl.col("method") == _UPDATED), "ordinal", inner=True, message="message"
+    ).with_columns(_uri=path("$.params.uri"))
     subs = json_tokens(
         filters.filter(pl.col("_subs").str.starts_with("[")).rename({"req_ordinal": "ordinal"}),
         "_subs",
@@ -560,11 +590,7 @@ def listen_result_missing_subscription_id(ctx: LintContext) -> pl.DataFrame:
     closes." — docs/specification/2026-07-28/basic/patterns/subscriptions.mdx#graceful-closure
     (2026-07-28). Schema: `SubscriptionsListenResult._meta` (required).
     """
-    rows = (
-        content(ctx.responses)
-        .filter(pl.col("modern"), pl.col("kind") == "response", pl.col("request_method") == _LISTEN)
-        .with_columns(**_sid("result"))
-    )
+    rows = _listen_results(ctx).with_columns(**_sid("result"))
     bad = rows.filter(pl.col("sid").is_null() | (_sid_text() != pl.col("id")))
     missing = pl.format(
         "subscriptions/listen result carries no {} in _meta", pl.lit(SUBSCRIPTION_ID_KEY)
@@ -627,13 +653,27 @@ def server_cancel_not_for_listen(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/patterns/cancellation.mdx (2026-07-28; the
     preceding sentence: servers send it to tear down a `subscriptions/listen` stream).
     """
-    cancels = content(ctx.notifications).filter(
+    cancels = content(
+        ctx.part(
+            "notifications",
+            "ordinal",
+            "session",
+            "method",
+            "cancel_id",
+            "modern",
+            "direction",
+            "parse_error",
+        )
+    ).filter(
         pl.col("modern"),
         pl.col("direction") == "s2c",
         pl.col("method") == "notifications/cancelled",
     )
+    # only the sessions of those cancels matter (usually none)
     reqs = (
-        ctx.requests.filter(pl.col("direction") != "s2c", pl.col("id").is_not_null())
+        ctx.part("requests", "session", "id", "ordinal", "line", "method", "direction")
+        .filter(pl.col("session").is_in(cancels["session"].unique().implode()))
+        .filter(pl.col("direction") != "s2c", pl.col("id").is_not_null())
         .select(
             "session", cancel_id="id", req_ordinal="ordinal", req_line="line", req_method="method"
         )
@@ -745,11 +785,12 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
         .filter(pl.col("method") == _ACK)
         .select("ordinal", "req_ordinal", "req_line")
     )
-    bodies = ctx.messages.select("ordinal", "message")
+    if acks.is_empty():
+        return findings(acks, "")
     fields = list(_LIST_CHANGED.values())
 
     def filter_of(frame: pl.DataFrame, key: str, prefix: str) -> pl.DataFrame:
-        return frame.join(bodies.rename({"ordinal": key}), on=key).select(
+        return ctx.lookup(frame, key, inner=True, message="message").select(
             key,
             *[(path(f"$.params.notifications.{f}") == "true").alias(prefix + f) for f in fields],
             **{f"{prefix}subs": path("$.params.notifications.resourceSubscriptions")},

@@ -48,19 +48,27 @@ def _media_type_listed(value: pl.Expr, media_type: str) -> pl.Expr:
 
 def _client_http(ctx: LintContext) -> pl.DataFrame:
     """Client-to-server protocol rows whose HTTP request was captured."""
-    return ctx.protocol.filter(
-        (pl.col("transport") == "http")
-        & (pl.col("direction") == "c2s")
-        & (pl.col("http_method").is_not_null() | pl.col("http_headers").is_not_null())
+    return ctx.memo(
+        "transport.client_http",
+        # all columns, but only the rows of captures that record HTTP (usually few)
+        lambda ctx: ctx.messages.filter(
+            pl.col("kind").is_in(["request", "notification", "response", "error"])
+            & (pl.col("transport") == "http")
+            & (pl.col("direction") == "c2s")
+            & (pl.col("http_method").is_not_null() | pl.col("http_headers").is_not_null())
+        ),
     )
 
 
 def _server_http(ctx: LintContext) -> pl.DataFrame:
     """Server-to-client rows of any kind that carry an HTTP status or headers."""
-    return ctx.messages.filter(
-        (pl.col("transport") == "http")
-        & (pl.col("direction") == "s2c")
-        & (pl.col("http_status").is_not_null() | pl.col("http_headers").is_not_null())
+    return ctx.memo(
+        "transport.server_http",
+        lambda ctx: ctx.messages.filter(
+            (pl.col("transport") == "http")
+            & (pl.col("direction") == "s2c")
+            & (pl.col("http_status").is_not_null() | pl.col("http_headers").is_not_null())
+        ),
     )
 
 
@@ -114,7 +122,8 @@ def http_protocol_version_header_missing(ctx: LintContext) -> pl.DataFrame:
     if rows.is_empty():
         return findings(rows, "")
     first_init = (
-        ctx.requests.filter(pl.col("method") == "initialize")
+        ctx.part("requests", "session", "ordinal", "method")
+        .filter(pl.col("method") == "initialize")
         .group_by("session")
         .agg(_init=pl.col("ordinal").min())
     )

@@ -1,0 +1,55 @@
+"""The findings do not depend on how the messages table is laid out in memory.
+
+The linter looks rows up by position when ordinals are row positions (every loaded
+trace) and falls back to joins when they are not (a ``Trace.filter`` result, or a
+table built by hand); it rechunks the table it reads. Both paths, and tables split
+into many chunks, must give the same findings.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from factories import SAMPLES
+
+import mcptrace
+from mcptrace.linter import lint
+from mcptrace.trace import Trace
+
+_SHIFT = 1_000
+
+
+@pytest.fixture(scope="module")
+def trace() -> Trace:
+    return mcptrace.load(SAMPLES)
+
+
+def _relaid(trace: Trace, messages: pl.DataFrame) -> Trace:
+    return Trace(
+        messages=messages,
+        sources=trace.sources,
+        unordered_sessions=trace.unordered_sessions,
+        call_records=trace.call_records,
+    )
+
+
+@pytest.mark.parametrize("revision", [None, "2025-06-18"])
+def test_many_chunks_and_sparse_ordinals_give_the_same_findings(
+    trace: Trace, revision: str | None
+) -> None:
+    expected = lint(trace, revision=revision)
+    assert not expected.is_empty()
+
+    messages = trace.messages
+    # the same rows in many small chunks, as a loader may leave them
+    chunked = pl.concat(
+        [messages.slice(start, 7) for start in range(0, messages.height, 7)], rechunk=False
+    )
+    assert chunked.n_chunks() > 1
+    found = lint(_relaid(trace, chunked), revision=revision)
+    assert found.equals(expected)
+
+    # ordinals that are not row positions: every lookup takes the join path
+    sparse = messages.with_columns(pl.col("ordinal") + _SHIFT)
+    found = lint(_relaid(trace, sparse), revision=revision)
+    assert found.with_columns(pl.col("ordinal") - _SHIFT).equals(expected)
