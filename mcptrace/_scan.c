@@ -78,11 +78,66 @@ typedef struct {
     int64_t size;
 } Shared;
 
+static void buf_free(void *p);
+
 static void shared_decref(Shared *s) {
     if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
-        free(s->data);
+        buf_free(s->data);
         free(s);
     }
+}
+
+/* ---- memory for column buffers ------------------------------------------------
+ * Column buffers outlive the scan (Polars owns them until it drops the columns) and
+ * are freed in any order. From glibc's heap such frees rarely go back to the system,
+ * so a process that drops the loader's columns (e.g. after copying them into one
+ * chunk) would keep their memory. Big buffers are therefore mapped and unmapped
+ * directly. Each block starts with a 16-byte header (its size), keeping the data
+ * 16-byte aligned. */
+#ifndef _WIN32
+#include <sys/mman.h>
+#define DIRECT_MIN (64 * 1024)
+#endif
+
+#define HEADER 16
+
+static void *buf_alloc(size_t n, int zeroed) {
+    size_t total = n + HEADER;
+    uint8_t *block;
+#ifndef _WIN32
+    if (total >= DIRECT_MIN) {
+        block = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (block == MAP_FAILED) return NULL; /* mapped pages are zeroed */
+    } else
+#endif
+    {
+        block = zeroed ? calloc(1, total) : malloc(total);
+        if (!block) return NULL;
+    }
+    *(size_t *)block = total;
+    return block + HEADER;
+}
+
+static void buf_free(void *p) {
+    if (!p) return;
+    uint8_t *block = (uint8_t *)p - HEADER;
+    size_t total = *(size_t *)block;
+#ifndef _WIN32
+    if (total >= DIRECT_MIN) {
+        munmap(block, total);
+        return;
+    }
+#endif
+    (void)total;
+    free(block);
+}
+
+static void *buf_grow(void *p, size_t used, size_t n) {
+    void *grown = buf_alloc(n, 0);
+    if (!grown) return NULL;
+    memcpy(grown, p, used);
+    buf_free(p);
+    return grown;
 }
 
 /* ---- output columns ------------------------------------------------------- */
@@ -821,17 +876,17 @@ typedef struct {
     int64_t lines;
     Col cols[NCOLS];
     Shared *shared;
-    int exported;
+    uint64_t exported; /* bit i: column i handed to Arrow */
 } ColumnsObject;
 
 static inline int shares_chunk(int col) { return col == C_MESSAGE || col == C_RAW; }
 
 static void free_cols(Col *cols) {
     for (int i = 0; i < NCOLS; i++) {
-        free(cols[i].values);
-        free(cols[i].validity);
-        free(cols[i].data);
-        free(cols[i].interned);
+        buf_free(cols[i].values);
+        buf_free(cols[i].validity);
+        buf_free(cols[i].data);
+        buf_free(cols[i].interned);
         cols[i].interned = NULL;
         cols[i].values = NULL;
         cols[i].validity = NULL;
@@ -858,23 +913,11 @@ typedef struct {
 static void release_col_array(struct ArrowArray *a) {
     if (!a->release) return;
     ColPrivate *pd = (ColPrivate *)a->private_data;
-    free(pd->values);
-    free(pd->validity);
-    free(pd->data);
+    buf_free(pd->values);
+    buf_free(pd->validity);
+    buf_free(pd->data);
     shared_decref(pd->shared);
     free(pd);
-    a->release = NULL;
-}
-
-static void release_struct_array(struct ArrowArray *a) {
-    if (!a->release) return;
-    for (int64_t i = 0; i < a->n_children; i++) {
-        struct ArrowArray *ch = a->children[i];
-        if (ch->release) ch->release(ch);
-        free(ch);
-    }
-    free(a->children);
-    free((void *)a->buffers);
     a->release = NULL;
 }
 
@@ -913,116 +956,94 @@ static const char *format_of(int type) {
     }
 }
 
-static PyObject *Columns_arrow_c_array(ColumnsObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"requested_schema", NULL};
-    PyObject *requested = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kwlist, &requested)) return NULL;
-    if (self->exported) {
-        PyErr_SetString(PyExc_RuntimeError, "columns were already exported");
+/* Column i as a (schema, array) pair of Arrow PyCapsules, once. Columns are exported
+ * one by one, not as one struct array, so that each is released on its own when
+ * Polars drops it: an imported struct keeps all its children alive together. */
+static PyObject *Columns_column(ColumnsObject *self, PyObject *arg) {
+    long i = PyLong_AsLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= NCOLS) {
+        PyErr_SetString(PyExc_IndexError, "no such column");
         return NULL;
     }
-    struct ArrowSchema *schema = calloc(1, sizeof(*schema));
-    struct ArrowArray *array = calloc(1, sizeof(*array));
-    struct ArrowSchema **schema_children = calloc(NCOLS, sizeof(*schema_children));
-    struct ArrowArray **array_children = calloc(NCOLS, sizeof(*array_children));
-    const void **struct_buffers = calloc(1, sizeof(void *));
-    int ok = schema && array && schema_children && array_children && struct_buffers;
-    for (int i = 0; ok && i < NCOLS; i++) {
-        schema_children[i] = calloc(1, sizeof(struct ArrowSchema));
-        array_children[i] = calloc(1, sizeof(struct ArrowArray));
-        ok = schema_children[i] && array_children[i] && (array_children[i]->private_data = calloc(1, sizeof(ColPrivate)));
+    if (self->exported & (1ULL << i)) {
+        PyErr_SetString(PyExc_RuntimeError, "column was already exported");
+        return NULL;
     }
-    if (!ok) {
-        for (int i = 0; i < NCOLS && schema_children && array_children; i++) {
-            free(schema_children[i]);
-            if (array_children[i]) free(array_children[i]->private_data);
-            free(array_children[i]);
-        }
-        free(schema);
-        free(array);
-        free(schema_children);
-        free(array_children);
-        free(struct_buffers);
+    struct ArrowSchema *cs = calloc(1, sizeof(*cs));
+    struct ArrowArray *ca = calloc(1, sizeof(*ca));
+    ColPrivate *pd = calloc(1, sizeof(*pd));
+    if (!cs || !ca || !pd) {
+        free(cs);
+        free(ca);
+        free(pd);
         return PyErr_NoMemory();
     }
-    for (int i = 0; i < NCOLS; i++) {
-        struct ArrowSchema *cs = schema_children[i];
-        cs->format = format_of(COL_TYPES[i]);
-        cs->name = COL_NAMES[i];
-        cs->flags = ARROW_FLAG_NULLABLE;
-        cs->release = release_schema;
+    cs->format = format_of(COL_TYPES[i]);
+    cs->name = COL_NAMES[i];
+    cs->flags = ARROW_FLAG_NULLABLE;
+    cs->release = release_schema;
 
-        Col *col = &self->cols[i];
-        struct ArrowArray *ca = array_children[i];
-        ColPrivate *pd = (ColPrivate *)ca->private_data;
-        pd->values = col->values;
-        pd->validity = col->nulls ? col->validity : NULL;
-        if (!col->nulls) free(col->validity);
-        col->values = NULL;
-        col->validity = NULL;
-        ca->length = self->rows;
-        ca->null_count = col->nulls;
-        ca->buffers = pd->buffers;
-        pd->buffers[0] = pd->validity;
-        pd->buffers[1] = pd->values;
-        if (COL_TYPES[i] == T_VIEW && shares_chunk(i)) {
-            atomic_fetch_add(&self->shared->refs, 1);
-            pd->shared = self->shared;
-            pd->buffers[2] = self->shared->data;
-            pd->variadic_sizes[0] = self->shared->size;
-            pd->buffers[3] = pd->variadic_sizes;
-            ca->n_buffers = 4;
-        } else if (COL_TYPES[i] == T_VIEW) {
-            free(col->interned);
-            col->interned = NULL;
-            pd->data = col->data; /* allocated by alloc_cols, never NULL */
-            col->data = NULL;
-            pd->buffers[2] = pd->data;
-            pd->variadic_sizes[0] = col->data_len;
-            pd->buffers[3] = pd->variadic_sizes;
-            ca->n_buffers = 4;
-        } else {
-            ca->n_buffers = 2;
-        }
-        ca->release = release_col_array;
+    Col *col = &self->cols[i];
+    ca->private_data = pd;
+    pd->values = col->values;
+    pd->validity = col->nulls ? col->validity : NULL;
+    if (!col->nulls) buf_free(col->validity);
+    col->values = NULL;
+    col->validity = NULL;
+    ca->length = self->rows;
+    ca->null_count = col->nulls;
+    ca->buffers = pd->buffers;
+    pd->buffers[0] = pd->validity;
+    pd->buffers[1] = pd->values;
+    if (COL_TYPES[i] == T_VIEW && shares_chunk((int)i)) {
+        atomic_fetch_add(&self->shared->refs, 1);
+        pd->shared = self->shared;
+        pd->buffers[2] = self->shared->data;
+        pd->variadic_sizes[0] = self->shared->size;
+        pd->buffers[3] = pd->variadic_sizes;
+        ca->n_buffers = 4;
+    } else if (COL_TYPES[i] == T_VIEW) {
+        buf_free(col->interned);
+        col->interned = NULL;
+        pd->data = col->data; /* allocated by alloc_cols, never NULL */
+        col->data = NULL;
+        pd->buffers[2] = pd->data;
+        pd->variadic_sizes[0] = col->data_len;
+        pd->buffers[3] = pd->variadic_sizes;
+        ca->n_buffers = 4;
+    } else {
+        ca->n_buffers = 2;
     }
-    schema->format = "+s";
-    schema->name = "";
-    schema->n_children = NCOLS;
-    schema->children = schema_children;
-    schema->release = release_schema;
-    array->length = self->rows;
-    array->n_buffers = 1;
-    array->buffers = struct_buffers;
-    array->n_children = NCOLS;
-    array->children = array_children;
-    array->release = release_struct_array;
-    self->exported = 1;
+    ca->release = release_col_array;
+    self->exported |= 1ULL << i;
 
-    PyObject *sc = PyCapsule_New(schema, "arrow_schema", schema_capsule_destructor);
+    PyObject *sc = PyCapsule_New(cs, "arrow_schema", schema_capsule_destructor);
     if (!sc) {
-        schema->release(schema);
-        free(schema);
-        array->release(array);
-        free(array);
+        cs->release(cs);
+        free(cs);
+        ca->release(ca);
+        free(ca);
         return NULL;
     }
-    PyObject *ac = PyCapsule_New(array, "arrow_array", array_capsule_destructor);
+    PyObject *ac = PyCapsule_New(ca, "arrow_array", array_capsule_destructor);
     if (!ac) {
         Py_DECREF(sc);
-        array->release(array);
-        free(array);
+        ca->release(ca);
+        free(ca);
         return NULL;
     }
-    PyObject *out = PyTuple_Pack(2, sc, ac);
-    Py_DECREF(sc);
-    Py_DECREF(ac);
-    return out;
+    return Py_BuildValue("(sNN)", COL_NAMES[i], sc, ac);
+}
+
+static PyObject *Columns_len(ColumnsObject *self, PyObject *Py_UNUSED(ignored)) {
+    return PyLong_FromLongLong((long long)self->rows);
 }
 
 static PyMethodDef Columns_methods[] = {
-    {"__arrow_c_array__", (PyCFunction)(void (*)(void))Columns_arrow_c_array,
-     METH_VARARGS | METH_KEYWORDS, "Export the rows as an Arrow struct array (once)."},
+    {"column", (PyCFunction)Columns_column, METH_O,
+     "column(i) -> (name, schema capsule, array capsule): export column i (once)."},
+    {"rows", (PyCFunction)Columns_len, METH_NOARGS, "Number of rows taken."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1045,16 +1066,16 @@ static int alloc_cols(Col *cols, int64_t cap) {
     for (int i = 0; i < NCOLS; i++) {
         size_t width = COL_TYPES[i] == T_INT64 ? 8 : COL_TYPES[i] == T_VIEW ? sizeof(View) : 0;
         size_t bitmap = (size_t)(cap / 8 + 1);
-        cols[i].values = width ? malloc(width * (size_t)(cap ? cap : 1)) : calloc(bitmap, 1);
-        cols[i].validity = calloc(bitmap, 1);
+        cols[i].values = width ? buf_alloc(width * (size_t)(cap ? cap : 1), 0) : buf_alloc(bitmap, 1);
+        cols[i].validity = buf_alloc(bitmap, 1);
         cols[i].nulls = 0;
         cols[i].data_len = 0;
         cols[i].data_cap = 64;
-        cols[i].data = malloc((size_t)cols[i].data_cap);
+        cols[i].data = buf_alloc((size_t)cols[i].data_cap, 0);
         cols[i].n_interned = 0;
         cols[i].interned = NULL;
         if (COL_TYPES[i] == T_VIEW && !shares_chunk(i)) {
-            cols[i].interned = calloc(INTERN_SLOTS, sizeof(Interned));
+            cols[i].interned = buf_alloc(INTERN_SLOTS * sizeof(Interned), 1);
             if (!cols[i].interned) return -1;
         }
         if (!cols[i].values || !cols[i].validity || !cols[i].data) return -1;
@@ -1101,7 +1122,7 @@ static inline int put_view(Col *col, int64_t i, const uint8_t *base, Str s, int 
     if (col->data_len + s.n > col->data_cap) {
         int64_t cap = col->data_cap * 2;
         while (cap < col->data_len + s.n) cap *= 2;
-        uint8_t *grown = realloc(col->data, (size_t)cap);
+        uint8_t *grown = buf_grow(col->data, (size_t)col->data_len, (size_t)cap);
         if (!grown) return -1;
         col->data = grown;
         col->data_cap = cap;
@@ -1137,7 +1158,7 @@ PyDoc_STRVAR(scan_doc,
 "scan(data, first_line, mode) -> (columns, lines, slow)\n\n"
 "Scan the lines of `data` (bytes; lines end with \\n, a trailing \\r is dropped).\n"
 "mode 0: mcptrace capture envelopes; mode 1: bare JSON-RPC messages (raw stdio).\n"
-"`columns` exports the rows taken (Arrow struct array via __arrow_c_array__),\n"
+"`columns` exports the rows taken, column by column (Arrow PyCapsules),\n"
 "`lines` counts the lines, `slow` lists (line number, start, end) of the lines\n"
 "left to the Python path. Runs without the GIL.");
 
@@ -1175,12 +1196,12 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
         q = nl ? nl + 1 : e;
     }
     Shared *shared = malloc(sizeof(Shared));
-    uint8_t *copy = malloc((size_t)(size ? size : 1));
+    uint8_t *copy = buf_alloc((size_t)(size ? size : 1), 0);
     slow = malloc(sizeof(SlowLine) * (size_t)(cap ? cap : 1));
     if (!shared || !copy || !slow || alloc_cols(cols->cols, cap)) {
         failed = 1;
         free(shared);
-        free(copy);
+        buf_free(copy);
     } else {
         memcpy(copy, src, (size_t)size);
         atomic_init(&shared->refs, 1);
@@ -1266,5 +1287,6 @@ PyMODINIT_FUNC PyInit__scan(void) {
     if (!m) return NULL;
     PyModule_AddIntConstant(m, "CAPTURE", MODE_CAPTURE);
     PyModule_AddIntConstant(m, "STDIO", MODE_STDIO);
+    PyModule_AddIntConstant(m, "NCOLS", NCOLS);
     return m;
 }

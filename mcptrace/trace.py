@@ -286,6 +286,35 @@ def source_row(
     }
 
 
+def _load_planned(
+    plan: FilePlan,
+    tz: str | None,
+    records: list[pl.DataFrame],
+    source_rows: list[dict[str, object]],
+    *,
+    forced: bool,
+) -> pl.DataFrame:
+    """One planned file's messages; its call records and ``sources`` row are appended to
+    the lists given. (A function of its own so that nothing else keeps the file's
+    frames alive once they are joined.)"""
+    result = parse_file(plan.source, plan.format, plan.content, tz=tz)
+    df = apply_plan(result.messages, plan)
+    if result.calls is not None and not result.calls.is_empty():
+        records.append(CALLS.conform(result.calls))
+    source_rows.append(source_row(plan, result, df, forced=forced))
+    return df
+
+
+def _with_ordinals(df: pl.DataFrame, first: int) -> pl.DataFrame:
+    """``ordinal`` numbered from ``first``: the file's own ordinals offset when its loader
+    set them chunk by chunk (keeping the column chunked like the others, so Polars never
+    realigns the frame), else a fresh range."""
+    ordinal = df["ordinal"]
+    if df.height and ordinal.null_count() == 0:
+        return df.with_columns(pl.col("ordinal") + first) if first else df
+    return df.with_columns(ordinal=pl.int_range(first, first + df.height, dtype=pl.Int64))
+
+
 def load(
     paths: PathLike | Iterable[PathLike],
     *,
@@ -318,27 +347,25 @@ def load(
     plans, source_rows = plan_files(files, format=format)
     frames: list[pl.DataFrame] = []
     records: list[pl.DataFrame] = []
+    rows = 0
     for i, plan in enumerate(plans):
         if progress is not None:
             progress(plan.source, i, len(plans))
-        result = parse_file(plan.source, plan.format, plan.content, tz=tz)
-        df = apply_plan(result.messages, plan)
-        frames.append(df)
-        if result.calls is not None and not result.calls.is_empty():
-            records.append(CALLS.conform(result.calls))
-        source_rows.append(source_row(plan, result, df, forced=format is not None))
+        df = _load_planned(plan, tz, records, source_rows, forced=format is not None)
+        frames.append(_with_ordinals(df, rows))
+        rows += df.height
+        del df
     if not frames:
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
         raise CaptureError(str(paths), f"no capture could be read ({reasons})")
     order = {path: i for i, path in enumerate(files)}
     source_rows.sort(key=lambda r: order[str(r["source"])])
-    messages = pl.concat(frames, how="vertical").with_columns(
-        ordinal=pl.int_range(pl.len(), dtype=pl.Int64)
-    )
+    messages = MESSAGES.conform(pl.concat(frames, how="vertical"))
+    frames.clear()
     sources = SOURCES.from_columns({c: [r.get(c) for r in source_rows] for c in SOURCES.names})
     unordered = {p.session for p in plans if p.session is not None}
     return Trace(
-        messages=MESSAGES.conform(messages),
+        messages=messages,
         sources=sources,
         unordered_sessions=frozenset(unordered),
         call_records=pl.concat(records) if records else CALLS.empty(),

@@ -57,7 +57,7 @@ def scan(
     columns, _lines, slow = _scan.scan(
         data, first_line, _scan.CAPTURE if mode == "capture" else _scan.STDIO
     )
-    rows = pl.Series(columns).struct.unnest()
+    rows = pl.DataFrame([_column(columns, i) for i in range(_scan.NCOLS)])
     n = rows.height
     # the scanner reads the common RFC 3339 form itself; Polars parses any other text
     ts = pl.from_epoch(rows["ts_us"], time_unit="us").dt.replace_time_zone("UTC")
@@ -65,27 +65,53 @@ def scan(
     if len(unread):
         ts = ts.scatter(unread, parse_timestamps(rows["ts_text"].gather(unread)))
     ts = ts.cast(MESSAGES.schema["ts"]).alias("ts")
-    derived: dict[str, pl.Expr] = {
-        "source": pl.lit(source, pl.String),
-        "format": pl.lit(format, pl.String),
-        "ordinal": pl.lit(None, pl.Int64),
-        "ts": pl.lit(ts),
-        "ts_quality": pl.when(pl.lit(ts).is_null()).then(pl.lit("none")).otherwise(pl.lit("exact")),
-        "direction_inferred": pl.lit(False),
-        "transport": pl.col("transport").fill_null(transport),
-        "batch_index": pl.lit(None, pl.Int32),
-        "batched": pl.lit(False),
-        "http_method": pl.lit(None, pl.String),
-        "http_status": pl.lit(None, pl.Int64),
-        "http_headers": pl.lit(None, pl.String),
-        "parse_error": pl.lit(None, pl.String),
+
+    # every column a materialised Series, none a broadcast literal: the chunks of a file
+    # are concatenated, and a literal would become one chunk beside the others' many,
+    # which Polars realigns (copying every string column) on the first query
+    def constant(value: str | bool | None, dtype: pl.DataType) -> pl.Series:
+        return pl.repeat(value, n, dtype=dtype, eager=True)
+
+    schema = MESSAGES.schema
+    derived: dict[str, pl.Series] = {
+        # one copy of the path, gathered: a repeated long string costs ~200 bytes a row
+        "source": pl.Series([source], dtype=pl.String).gather(pl.zeros(n, pl.UInt32, eager=True)),
+        "format": constant(format, pl.String()),
+        "ordinal": constant(None, pl.Int64()),
+        "ts": ts,
+        "ts_quality": pl.select(
+            pl.when(pl.lit(ts).is_null()).then(pl.lit("none")).otherwise(pl.lit("exact"))
+        ).to_series(),
+        "direction_inferred": constant(False, pl.Boolean()),
+        "transport": rows["transport"].fill_null(transport),
+        "batch_index": constant(None, pl.Int32()),
+        "batched": constant(False, pl.Boolean()),
+        "http_method": constant(None, pl.String()),
+        "http_status": constant(None, pl.Int64()),
+        "http_headers": constant(None, pl.String()),
+        "parse_error": constant(None, pl.String()),
     }
-    frame = rows.select(
-        (derived[name] if name in derived else pl.col(name)).cast(dtype).alias(name)
-        for name, dtype in MESSAGES.schema.items()
+    frame = pl.DataFrame(
+        (derived[name] if name in derived else rows[name]).cast(dtype).alias(name)
+        for name, dtype in schema.items()
     )
     assert frame.height == n
     return frame, slow
+
+
+class _Capsules:
+    """One exported column, for Polars' Arrow PyCapsule import."""
+
+    def __init__(self, schema: object, array: object) -> None:
+        self._pair = (schema, array)
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        return self._pair
+
+
+def _column(columns: object, index: int) -> pl.Series:
+    name, schema, array = columns.column(index)  # type: ignore[attr-defined]
+    return pl.Series(_Capsules(schema, array)).alias(name)
 
 
 #: a loader's pure-Python parser: numbered lines (and, when they are all of a chunk, the

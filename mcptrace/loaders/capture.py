@@ -13,20 +13,20 @@ not valid JSON). Recommended: ``ts`` (RFC 3339, UTC), ``dir`` (``c2s`` or ``s2c`
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders import accel
+from mcptrace.loaders import accel, chunked
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import (
     Envelope,
     RowBuilder,
     decode_raw,
-    fill_context,
     rpc_fields,
     text_lines,
 )
@@ -86,8 +86,8 @@ _FAST_KEYS = frozenset(("ts", "dir", "session", "msg", "raw", "server", "transpo
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = fill_context(parse_chunk(content.data, 1, ctx), ctx.stem)
-    return LoadResult(messages=finish(rows, ctx), lines=len(content.lines))
+    messages = chunked.join(sys.modules[__name__], [parse_chunk(content.data, 1, ctx)], ctx)
+    return LoadResult(messages=messages, lines=len(content.lines))
 
 
 def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:

@@ -263,7 +263,7 @@ def load_path(
         frames, lines = _parse_parallel(module, path, spans, ctx)
     else:
         frames, lines = _parse_spans(module, path, spans, ctx)
-    return LoadResult(messages=_join(module, frames, ctx), lines=lines)
+    return LoadResult(messages=join(module, frames, ctx), lines=lines)
 
 
 def load_bytes(
@@ -287,13 +287,23 @@ def load_bytes(
             frames, _ = _parse_parallel(module, tmp.name, spans, ctx)
     else:
         frames = [module.parse_chunk(data[s.start : s.end], s.line, ctx) for s in spans]
-    return LoadResult(messages=_join(module, frames, ctx), lines=lines)
+    return LoadResult(messages=join(module, frames, ctx), lines=lines)
 
 
-def _join(module: ChunkedLoader, frames: list[pl.DataFrame], ctx: LoadContext) -> pl.DataFrame:
+def join(module: ChunkedLoader, frames: list[pl.DataFrame], ctx: LoadContext) -> pl.DataFrame:
+    """A file's messages from its chunks' rows, in order: ordinals within the file,
+    sessions and servers filled in, then the format's whole-file step."""
     if not frames:
         frames = [module.parse_chunk(b"", 1, ctx)]
-    joined = pl.concat(frames, how="vertical", rechunk=False)
+    # ordinals within the file, set chunk by chunk so that the column is chunked like
+    # the others (the trace offsets them by the files before)
+    numbered, rows = [], 0
+    for frame in frames:
+        ordinal = pl.int_range(rows, rows + frame.height, dtype=pl.Int64, eager=True)
+        numbered.append(frame.with_columns(ordinal=ordinal))
+        rows += frame.height
+    frames.clear()
+    joined = pl.concat(numbered, how="vertical", rechunk=False)
     return module.finish(fill_context(joined, ctx.stem), ctx)
 
 

@@ -8,16 +8,17 @@ rows: on a stdio server's stdout they are stream pollution the linter reports.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders import accel
+from mcptrace.loaders import accel, chunked
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
 from mcptrace.loaders.reader import Content
-from mcptrace.loaders.rows import RowBuilder, decode_raw, fill_context, rpc_fields, text_lines
+from mcptrace.loaders.rows import RowBuilder, decode_raw, rpc_fields, text_lines
 
 #: parse_chunk runs the C scanner, which releases the GIL (see loaders.chunked)
 GIL_FREE = True
@@ -44,8 +45,8 @@ def sniff(head: Head) -> int:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = fill_context(parse_chunk(content.data, 1, ctx), ctx.stem)
-    return LoadResult(messages=finish(rows, ctx), lines=len(content.lines))
+    messages = chunked.join(sys.modules[__name__], [parse_chunk(content.data, 1, ctx)], ctx)
+    return LoadResult(messages=messages, lines=len(content.lines))
 
 
 def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
