@@ -84,8 +84,9 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     revisions_seen, client_name, client_version, server_name, server_version,
     client_capabilities, server_capabilities, client.
     """
-    # only the columns used here, in one chunk each: filters and group-bys then move far
-    # less data
+    # only the columns used here: filters and group-bys then move far less data. (No
+    # rechunk: loaded tables are chunked alike already, and rechunking the message text
+    # would copy it)
     messages = messages.select(
         "session",
         "kind",
@@ -96,7 +97,7 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         "protocol_version",
         "http_headers",
         "message",
-    ).rechunk()
+    )
     init_req = (
         messages.filter((pl.col("method") == "initialize") & (pl.col("kind") == "request"))
         .group_by("session", maintain_order=True)
