@@ -293,6 +293,22 @@ class LintContext:
             frame = frame.with_columns(self._rare_parts[name])
         return frame.select(columns)
 
+    def keyed_notifications(self, method: str, key: str, alias: str, *extra: str) -> pl.DataFrame:
+        """Readable notifications of ``method`` that carry ``key`` (e.g. the progress token
+        or the cancelled request id): session, direction (as text), ordinal, line, ts,
+        modern, the ``extra`` columns, and ``key`` renamed ``alias``."""
+        where = ("session", "direction", "ordinal", "line", "ts", "modern", *extra)
+        return (
+            self.part("notifications", "method", key, "parse_error", *where)
+            .filter(
+                (pl.col("method") == method)
+                & pl.col(key).is_not_null()
+                & pl.col("parse_error").is_null()
+            )
+            .select(*where, pl.col(key).alias(alias))
+            .with_columns(pl.col("direction").cast(pl.String))
+        )
+
     @cached_property
     def protocol(self) -> pl.DataFrame:
         """Only JSON-RPC rows (requests, notifications, responses, errors)."""

@@ -38,34 +38,7 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     request_ordinal, request_line, request_method (null when no earlier request of the
     sender had that id) and response_ordinal, response_line, response_ts.
     """
-    cancels = (
-        ctx.part(
-            "notifications",
-            "method",
-            "cancel_id",
-            "parse_error",
-            "session",
-            "direction",
-            "ordinal",
-            "line",
-            "ts",
-            "modern",
-        )
-        .filter(
-            (pl.col("method") == _CANCELLED)
-            & pl.col("cancel_id").is_not_null()
-            & pl.col("parse_error").is_null()
-        )
-        .select(
-            "session",
-            pl.col("direction").cast(pl.String),
-            "ordinal",
-            "line",
-            "ts",
-            "modern",
-            id="cancel_id",
-        )
-    )
+    cancels = ctx.keyed_notifications(_CANCELLED, "cancel_id", "id")
     # only requests with a (session, id) some cancel names can be matched: keep those
     requests = (
         ctx.part("requests", "session", "id", "direction", "ordinal", "line", "method")

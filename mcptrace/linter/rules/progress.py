@@ -98,38 +98,7 @@ def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_attributed_progress(ctx: LintContext) -> pl.DataFrame:
-    progress = (
-        ctx.part(
-            "notifications",
-            "method",
-            "progress_token",
-            "parse_error",
-            "session",
-            "direction",
-            "ordinal",
-            "line",
-            "source",
-            "ts",
-            "modern",
-            "message",
-        )
-        .filter(
-            (pl.col("method") == _PROGRESS)
-            & pl.col("progress_token").is_not_null()
-            & pl.col("parse_error").is_null()
-        )
-        .select(
-            "session",
-            pl.col("direction").cast(pl.String),
-            "ordinal",
-            "line",
-            "source",
-            "ts",
-            "modern",
-            "message",
-            token="progress_token",
-        )
-    )
+    progress = ctx.keyed_notifications(_PROGRESS, "progress_token", "token", "source", "message")
     requests = _token_requests(ctx)
     unordered = list(ctx.trace.unordered_sessions)
     if unordered:
