@@ -152,7 +152,7 @@ def _families(trace: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     for name in ("messages", "protocol", "requests", "notifications", "calls", "responses"):
         getattr(ctx, name)
-    _ = ctx.sessions, ctx.locator, ctx.session_revisions
+    _ = ctx.sessions, ctx.session_revisions
     shared = time.perf_counter() - t0
     families: dict[str, dict[str, Any]] = {}
     for rule in RULES.values():

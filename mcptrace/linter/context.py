@@ -358,8 +358,3 @@ class LintContext:
             .filter((pl.col("result_type") == "input_required") & pl.col("parse_error").is_null())
             .pipe(json_paths, inputs="$.result.inputRequests")
         )
-
-    @cached_property
-    def locator(self) -> pl.DataFrame:
-        """ordinal -> source, line, session, revision: where a finding points."""
-        return self.messages.select("ordinal", "source", "line", "session", "revision")
