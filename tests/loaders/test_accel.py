@@ -36,6 +36,16 @@ def test_scanner_is_built_where_a_compiler_exists() -> None:
         assert accel._scan is not None, "a C compiler is present but mcptrace._scan is not built"
 
 
+def test_scanner_is_not_older_than_its_source() -> None:
+    """The build is optional, so a failed rebuild after editing _scan.c would silently
+    leave the old module in place (editable installs build next to the source)."""
+    assert accel._scan is not None and accel._scan.__file__ is not None
+    built = Path(accel._scan.__file__)
+    source = built.parent / "_scan.c"
+    if source.exists():
+        assert built.stat().st_mtime >= source.stat().st_mtime, "rebuild: pip install -e ."
+
+
 def _both(
     fmt: str, data: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
