@@ -30,6 +30,11 @@ _KEY = ["session", "direction", "id"]
 # (as a loader may leave them) are slower.
 
 
+def _located(prefix: str) -> dict[str, str]:
+    """Where a message is, as ``{prefix}_source``, ``_line``, ``_ordinal``, ``_ts``."""
+    return {f"{prefix}_{name}": name for name in ("source", "line", "ordinal", "ts")}
+
+
 def _requests(messages: pl.DataFrame) -> pl.DataFrame:
     return (
         messages.lazy()
@@ -42,11 +47,8 @@ def _requests(messages: pl.DataFrame) -> pl.DataFrame:
             "id_type",
             "method",
             "target",
-            request_source="source",
-            request_line="line",
-            request_ordinal="ordinal",
-            request_ts="ts",
-            progress_token="progress_token",
+            "progress_token",
+            **_located("request"),
         )
         .collect()
         .rechunk()
@@ -69,10 +71,7 @@ def _responses(messages: pl.DataFrame) -> pl.DataFrame:
             .alias("direction"),
             "id",
             "id_type",
-            response_source="source",
-            response_line="line",
-            response_ordinal="ordinal",
-            response_ts="ts",
+            **_located("response"),
             response_kind="kind",
             error_code="error_code",
             error_message="error_message",
