@@ -131,32 +131,50 @@ class Trace:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> Trace:
-        """A trace restricted to some sessions and/or a time window (rows without time are kept
-        only when no window is given)."""
-        cond = pl.lit(True)
+        """A trace restricted to some sessions and/or a time window.
+
+        A window keeps the messages timed inside it (rows without time are dropped) but
+        judges them with what the whole capture knows, so that its edges do not invent
+        problems: sessions keep the identity (revision, client, server, capabilities)
+        found on the whole capture, even when their handshake came before the window;
+        and the calls are those whose request is inside the window (an orphan response
+        counts by its own time), paired on the whole capture, so a call answered after
+        the window ends keeps its real outcome and latency instead of looking
+        unanswered, and one asked before it starts does not become an orphan.
+        """
+        context = self
         if session is not None:
-            cond &= pl.col("session").is_in(
-                [session] if isinstance(session, str) else list(session)
+            names = [session] if isinstance(session, str) else list(session)
+            context = Trace(
+                self.messages.filter(pl.col("session").is_in(names)),
+                self.sources,
+                self.unordered_sessions,
+                self.call_records.filter(pl.col("session").is_in(names)),
             )
-        if since is not None:
-            cond &= pl.col("ts") >= since
-        if until is not None:
-            cond &= pl.col("ts") <= until
-        calls_cond = pl.lit(True)
-        if session is not None:
-            calls_cond &= pl.col("session").is_in(
-                [session] if isinstance(session, str) else list(session)
-            )
-        if since is not None:
-            calls_cond &= pl.col("request_ts") >= since
-        if until is not None:
-            calls_cond &= pl.col("request_ts") <= until
-        return Trace(
-            self.messages.filter(cond),
+        if since is None and until is None:
+            return context
+
+        def in_window(ts: pl.Expr) -> pl.Expr:
+            cond = pl.lit(True)
+            if since is not None:
+                cond &= ts >= since
+            if until is not None:
+                cond &= ts <= until
+            return cond.fill_null(False)
+
+        view = Trace(
+            context.messages.filter(in_window(pl.col("ts"))),
             self.sources,
             self.unordered_sessions,
-            self.call_records.filter(calls_cond),
+            context.call_records.filter(in_window(pl.col("request_ts"))),
         )
+        # cached_property keeps its value in the instance dict: setting it gives the
+        # window the whole capture's session identity and pairing
+        vars(view)["identity"] = context.identity
+        vars(view)["calls"] = context.calls.filter(
+            in_window(pl.coalesce("request_ts", "response_ts"))
+        )
+        return view
 
     def __repr__(self) -> str:
         return (

@@ -171,3 +171,42 @@ def test_every_line_is_a_row(write_lines: WriteLines) -> None:
     # rows without a session of their own stay in the session around them
     assert m["session"].unique().to_list() == ["s1"]
     assert trace.sources.row(0, named=True)["invalid"] == 2
+
+
+def test_time_window_keeps_identity_and_whole_calls(write_lines: WriteLines) -> None:
+    from datetime import UTC, datetime
+
+    path = write_lines(
+        [
+            *_init(),  # 0 .. 0.2 s: before the window
+            rec(req(1, "tools/list"), ts=ts(1)),  # asked before the window,
+            rec(res(1), dir="s2c", ts=ts(11)),  # answered inside it
+            rec(req(2, "tools/list"), ts=ts(12)),  # asked inside,
+            rec(res(2), dir="s2c", ts=ts(25)),  # answered after it ends
+            rec(req(3, "tools/call", {"name": "t"}), ts=ts(13)),  # never answered
+            rec(res(9), dir="s2c", ts=ts(14)),  # an orphan inside the window
+        ]
+    )
+    trace = mcptrace.load(path)
+    window = trace.filter(
+        since=datetime(2026, 8, 1, 10, 0, 10, tzinfo=UTC),
+        until=datetime(2026, 8, 1, 10, 0, 20, tzinfo=UTC),
+    )
+    assert window.messages["line"].to_list() == [5, 6, 8, 9]
+    # the handshake is outside the window; the session still speaks its revision
+    assert window.sessions.select("revision", "revision_source", "client_name").row(0) == (
+        "2025-11-25",
+        "initialize",
+        "host",
+    )
+    calls = window.calls.sort("request_line", nulls_last=True)
+    assert calls.select("id", "outcome", "latency_ms").rows() == [
+        ("2", "ok", 13000.0),  # answered after the window: not "unanswered"
+        ("3", "unanswered", None),
+        ("9", "orphan", None),
+    ]
+    # call 1 started before the window: neither kept nor turned into an orphan
+    assert "1" not in window.calls["id"].to_list()
+    # a session filter alone still keeps everything of that session, untimed rows too
+    assert trace.filter(session="s1").messages.height == trace.messages.height
+    assert trace.filter(session="other").calls.is_empty()

@@ -1,17 +1,15 @@
 """What a report looks at: some sessions and an incident window of a trace.
 
-Cutting the messages at the edges of a window with :meth:`Trace.filter` alone would
-misreport what happened inside it: the handshake before the window is lost (so every
-session's revision becomes unknown and the linter says so on every message), a call
-asked inside the window and answered after it looks unanswered, and one answered
-inside it but asked before looks like an orphan. The report therefore pairs calls and
-identifies sessions on the whole capture (restricted to the chosen sessions), and only
-then keeps what happened in the window:
+The window is cut with :meth:`Trace.filter`, which pairs calls and identifies sessions
+on the whole capture (restricted to the chosen sessions) and only then keeps what
+happened in the window:
 
-* messages timed inside the window (untimed rows are dropped, as ``Trace.filter`` does);
+* messages timed inside the window (untimed rows are dropped);
 * calls whose *request* is inside it, with their real outcome and latency even when the
   answer came later;
-* findings (linted on the whole capture) on messages inside it.
+
+and the report keeps the findings (linted on the whole capture, never on the cut
+window: its edges would read as missing handshakes) on messages inside it.
 """
 
 from __future__ import annotations
@@ -79,11 +77,4 @@ def focus(
     if not result.windowed:
         return result
     view = context.filter(since=since, until=until)
-    calls = context.calls
-    # an orphan response has no request time: it belongs where it was received
-    when = pl.coalesce("request_ts", "response_ts")
-    # cached_property keeps its value in the instance dict: setting it there gives the
-    # windowed trace the whole capture's pairing and session identity (module docstring)
-    vars(view)["identity"] = context.identity
-    vars(view)["calls"] = calls.filter(result.in_window(when))
     return Focus(view, context, since, until, sessions)
