@@ -402,6 +402,9 @@ FINDINGS = Table(
         Column("source", pl.String(), "capture file of the message the finding points at"),
         Column("line", pl.Int64(), "line in that file"),
         Column("ordinal", pl.Int64(), "messages.ordinal of that message"),
+        Column(
+            "ts", Timestamp, "capture time of that message, UTC; null when the capture has none"
+        ),
         Column("session", pl.String(), "session key"),
         Column("revision", pl.String(), "protocol revision the message was judged by"),
         Column("message", pl.String(), "what is wrong, in one sentence"),

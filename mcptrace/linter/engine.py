@@ -39,6 +39,7 @@ def _run(rule: Rule, ctx: LintContext) -> pl.DataFrame:
             inner=True,
             source="source",
             line="line",
+            ts="ts",
             session="session",
             revision="revision",
         )

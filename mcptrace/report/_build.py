@@ -345,9 +345,14 @@ def _findings(
     if f.sessions is not None:
         found = found.filter(pl.col("session").is_in(list(f.sessions)))
     if f.windowed:
-        times = f.context.messages.select("ordinal", "ts")
-        found = found.join(times, on="ordinal", how="left", maintain_order="left")
-        found = found.filter(f.in_window(pl.col("ts"))).drop("ts")
+        # findings given by the caller may lack times: take them from the messages
+        times = f.context.messages.select("ordinal", _ts="ts")
+        found = (
+            found.join(times, on="ordinal", how="left", maintain_order="left")
+            .with_columns(ts=pl.coalesce("ts", "_ts"))
+            .drop("_ts")
+        )
+        found = found.filter(f.in_window(pl.col("ts")))
     return found, note
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from factories import rec, req, res
+from factories import rec, req, res, ts
 
 import mcptrace
 from mcptrace.linter import RULES, lint
@@ -40,15 +40,15 @@ AWKWARD_METHOD = 'x/50%,a:b<&>\n"q"'
 DEMO = [
     rec(
         req(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}),
-        ts=None,
+        ts=ts(1),
     ),
-    rec(res(0, {"protocolVersion": "2025-11-25", "capabilities": {}}), dir="s2c", ts=None),
-    rec({"jsonrpc": "2.0", "method": "notifications/initialized"}, ts=None),
-    rec(req(None, "tools/list"), ts=None),  # line 4: JR004
-    rec(req(1.5, "tools/list"), ts=None),  # line 5: JR003
-    rec(req(None, AWKWARD_METHOD), ts=None),  # line 6: JR004
+    rec(res(0, {"protocolVersion": "2025-11-25", "capabilities": {}}), dir="s2c", ts=ts(2)),
+    rec({"jsonrpc": "2.0", "method": "notifications/initialized"}, ts=ts(3)),
+    rec(req(None, "tools/list"), ts=ts(4)),  # line 4: JR004
+    rec(req(1.5, "tools/list"), ts=ts(5)),  # line 5: JR003
+    rec(req(None, AWKWARD_METHOD), ts=ts(6)),  # line 6: JR004
 ]
-OTHER = [  # no initialize: the session's revision is unknown
+OTHER = [  # no initialize (the session's revision is unknown) and no times
     rec(req(True, "ping"), session="s2", ts=None),  # line 1: JR003
     rec(req(None, "ping"), session="s2", ts=None),  # line 2: JR004
 ]
@@ -136,7 +136,10 @@ def test_json_has_every_column_in_table_order(linted: tuple[pl.DataFrame, Report
     findings, ctx = linted
     data = orjson.loads(REPORTERS["json"](findings, ctx))
     assert [list(d) for d in data] == [FINDINGS.names] * findings.height
-    assert pl.DataFrame(data, schema=FINDINGS.schema, orient="row").equals(findings)
+    rebuilt = pl.DataFrame(data).with_columns(pl.col("ts").str.to_datetime(time_zone="UTC"))
+    assert FINDINGS.conform(rebuilt).equals(findings)
+    assert findings["ts"].null_count() < findings.height  # the times are really there
+    assert all(d["ts"] is None or d["ts"].endswith("Z") for d in data)
     assert data[2]["message"] == f"request {AWKWARD_METHOD} has a null id"
     assert orjson.loads(REPORTERS["json"](FINDINGS.empty(), ctx)) == []
 
