@@ -3,11 +3,12 @@
 Pairing is per session and per direction of the request (in legacy revisions
 both sides send requests, and the two id spaces are independent). A response
 answers the latest earlier request of its session, with its id, sent the other
-way; a second response to the same request is a duplicate. This handles ids
-reused after completion (legacy clients that restart their counters) without
-guessing. Where a capture cannot order the two directions against each other
-(per-direction stdio files), the k-th response with an id answers the k-th
-request with that id.
+way, unless that request is answered already: then it answers the earliest earlier
+request with its id still unanswered (ids reused while in flight), and only when there
+is none is it a duplicate. This handles ids reused after completion (legacy clients
+that restart their counters) without guessing. Where a capture cannot order the two
+directions against each other (per-direction stdio files), the k-th response with an
+id answers the k-th request with that id.
 
 This module only reads the messages table; it never parses JSON.
 """
@@ -144,6 +145,68 @@ def _first_cancel(matched: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _late_answers(
+    req: pl.DataFrame, resp: pl.DataFrame, answer: pl.Series, unordered: list[str]
+) -> pl.DataFrame:
+    """Second responses to a request that answer an earlier request with the same id.
+
+    When a sender reuses an id while its first request is still in flight (a violation
+    the linter reports), both responses find the newer request first. A response whose
+    request is already answered therefore answers the earliest earlier request with its
+    id that is still unanswered; only when there is none is it a duplicate. Each such
+    response (``_row``) gets its request (``_req``, ``request_ordinal``).
+
+    Greedy first-in-first-out matching per key, without a loop: with the i-th second
+    response of a key preceded by R_i unanswered requests of that key, the number
+    matched so far is M_i = min(R_i, M_(i-1) + 1) = i + min(0, min over j <= i of
+    (R_j - j)), and the i-th response takes unanswered request number M_i when
+    M_i > M_(i-1).
+    """
+    second = resp.filter(pl.col("request_ordinal").is_not_null() & ~answer)
+    if unordered:  # without a common order, "earlier" means nothing
+        second = second.filter(~pl.col("session").is_in(unordered))
+    empty = pl.DataFrame(schema={"_row": pl.UInt32, "_req": pl.UInt32, "request_ordinal": pl.Int64})
+    if second.is_empty():
+        return empty
+    answered = resp.filter(answer)["_req"]
+    keys = second.select(_KEY).unique()
+    waiting = (
+        req.filter(~pl.col("_req").is_in(answered.implode()))
+        .join(keys, on=_KEY, how="semi", nulls_equal=False)
+        .select(*_KEY, "request_ordinal", "_req")
+        .sort("request_ordinal")
+        .with_columns(_k=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(_KEY))
+    )
+    if waiting.is_empty():
+        return empty
+    rows = (
+        second.select("_row", *_KEY, at="response_ordinal")
+        .sort("at")
+        .join_asof(
+            waiting.select(*_KEY, "request_ordinal", _before="_k"),
+            left_on="at",
+            right_on="request_ordinal",
+            by=_KEY,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .with_columns(
+            _i=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(_KEY),
+            _before=pl.col("_before").fill_null(0),
+        )
+        .with_columns(
+            _m=pl.col("_i")
+            + pl.min_horizontal(pl.lit(0), (pl.col("_before") - pl.col("_i")).cum_min().over(_KEY))
+        )
+        .filter(pl.col("_m") > pl.col("_m").shift(1, fill_value=0).over(_KEY))
+    )
+    return rows.join(
+        waiting.select(*_KEY, "_k", "_req", "request_ordinal"),
+        left_on=[*_KEY, "_m"],
+        right_on=[*_KEY, "_k"],
+    ).select("_row", "_req", "request_ordinal")
+
+
 def _scattered(size: int, at: pl.Series, values: pl.Series) -> pl.Series:
     """A column of ``size`` nulls with ``values`` at positions ``at``."""
     return pl.repeat(None, size, dtype=values.dtype, eager=True).scatter(at, values)
@@ -209,6 +272,13 @@ def build_calls(
             "request_ordinal"
         )
     answer = resp.select(pl.col("request_ordinal").is_not_null() & first).to_series()
+    late = _late_answers(req, resp, answer, unordered)
+    if not late.is_empty():
+        resp = resp.with_columns(
+            resp["request_ordinal"].scatter(late["_row"], late["request_ordinal"]),
+            resp["_req"].scatter(late["_row"], late["_req"]),
+        )
+        answer = answer.scatter(late["_row"], True)
     answers = resp.filter(answer)
 
     # each answer's columns go to the row of the request it answers

@@ -210,3 +210,32 @@ def test_time_window_keeps_identity_and_whole_calls(write_lines: WriteLines) -> 
     # a session filter alone still keeps everything of that session, untimed rows too
     assert trace.filter(session="s1").messages.height == trace.messages.height
     assert trace.filter(session="other").calls.is_empty()
+
+
+def test_id_reused_in_flight_pairs_each_response_with_a_waiting_request(
+    write_lines: WriteLines,
+) -> None:
+    path = write_lines(
+        [
+            rec(req(7, "tools/call", {"name": "a"}), ts=ts(1)),  # line 1
+            rec(req(7, "tools/list"), ts=ts(2)),  # line 2: id 7 reused while 1 is open
+            rec(res(7), dir="s2c", ts=ts(3)),  # answers line 2 (the latest with id 7)
+            rec(res(7), dir="s2c", ts=ts(4)),  # answers line 1, still waiting
+            rec(res(7), dir="s2c", ts=ts(5)),  # nothing waits any more: a duplicate
+            rec(req(8, "tools/list"), ts=ts(6)),  # line 6: never answered
+            rec(req(8, "prompts/list"), ts=ts(7)),  # line 7: id 8 reused while 6 is open,
+            rec(res(8), dir="s2c", ts=ts(8)),  # answers line 7: line 6 keeps waiting
+            rec(req(7, "tools/list"), ts=ts(9)),  # line 9: id 7 reused after completion
+            rec(res(7), dir="s2c", ts=ts(10)),
+        ]
+    )
+    calls = mcptrace.load(path).calls
+    rows = calls.select("request_line", "response_line", "outcome", "duplicate").rows()
+    assert rows == [
+        (1, 4, "ok", None),
+        (2, 3, "ok", None),
+        (None, 5, "orphan", True),
+        (6, None, "unanswered", None),
+        (7, 8, "ok", None),
+        (9, 10, "ok", None),
+    ]

@@ -147,14 +147,14 @@ def test_latency_ecdf_on_the_incident(incident: Trace) -> None:
     assert ax.get_xscale() == "log"
     labels = legend_texts(ax)
     # slowest p95 first: fetch_page and summarize both time out at 20 s
-    assert labels[0] == "fetch_page (n=41, p95 20 s)"
+    assert labels[0] == "fetch_page (n=42, p95 20 s)"
     assert labels[-1] == "get_invoice (n=1, p95 74 ms)"
     assert len(labels) == 6
     # one ECDF per tool plus the p95 rule; each ECDF ends at 1 with one step per call
     lines = ax.get_lines()
     assert len(lines) == 7
     fetch = lines[0]
-    assert len(fetch.get_ydata()) == 41 + 1
+    assert len(fetch.get_ydata()) == 42 + 1
     assert fetch.get_ydata()[-1] == 1.0
 
 
@@ -165,7 +165,7 @@ def test_latency_box_and_top(incident: Trace) -> None:
     ticks = sorted(ax.get_yticklabels(), key=lambda t: -t.get_position()[1])
     labels = [t.get_text() for t in ticks]
     assert labels == [
-        "fetch_page\nn=41, p95 20 s",
+        "fetch_page\nn=42, p95 20 s",
         "summarize\nn=17, p95 20 s",
         "export_invoices\nn=1, p95 1.8 s",
     ]
@@ -280,7 +280,7 @@ def test_errors_by_method(small: Trace) -> None:
 def test_errors_by_tool_on_the_incident(incident: Trace) -> None:
     fig = plots.error_distribution(incident, by="tool")
     ax = fig.axes[0]
-    assert ax.get_title() == "Failed calls by tool: 15 of 91 calls (16%)"
+    assert ax.get_title() == "Failed calls by tool: 14 of 91 calls (15%)"
     # most failures at the top
     ticks = sorted(ax.get_yticklabels(), key=lambda t: -t.get_position()[1])
     assert [t.get_text() for t in ticks] == [
@@ -290,14 +290,14 @@ def test_errors_by_tool_on_the_incident(incident: Trace) -> None:
         "search_docs",
     ]
     segments = sum(len(c) for c in bars(ax))
-    assert segments == 6  # rows of error_breakdown by tool, without HTTP rows
-    assert "  10 of 45 (22%)" in texts(ax)
+    assert segments == 5  # rows of error_breakdown by tool, without HTTP rows
+    assert "  9 of 45 (20%)" in texts(ax)
 
 
 def test_errors_over_time(incident: Trace) -> None:
     fig = plots.error_distribution(incident, every="1m")
     ax = fig.axes[0]
-    assert ax.get_title() == "Failed calls per 1m: 15 of 100 calls (15%)"
+    assert ax.get_title() == "Failed calls per 1m: 14 of 100 calls (14%)"
     assert ax.get_xlabel() == "time (UTC)"
     assert ax.get_ylabel() == "calls per 1m"
     labels = legend_texts(ax)
@@ -415,8 +415,8 @@ def test_concurrency(small: Trace, incident: Trace) -> None:
     assert list(line.get_ydata()) == steps["in_flight"].to_list()
     assert ax.get_title() == f"Requests in flight (peak {max(steps['in_flight'])})"
     per_minute = plots.concurrency(incident, every="1m").axes[0]
-    assert per_minute.get_title() == "Most requests in flight per 1m (peak 7)"
-    assert "peak 7" in texts(per_minute)
+    assert per_minute.get_title() == "Most requests in flight per 1m (peak 6)"
+    assert "peak 6" in texts(per_minute)
 
 
 # ---------------------------------------------------------------------------

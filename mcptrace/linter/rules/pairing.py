@@ -252,6 +252,10 @@ def duplicate_response(ctx: LintContext) -> pl.DataFrame:
     """## What it does
     Flags a second (or later) response to a request that was already answered.
 
+    A response to an id its sender reused while the first request was still in flight
+    (PR002) answers that earlier request if it is still waiting: only a response with
+    no request left to answer is a duplicate.
+
     ## Why is this bad?
     A request gets exactly one response. The extra one reaches a requester that has
     already completed the request: it is dropped at best, and at worst it is taken as the
