@@ -1066,6 +1066,38 @@ def _state_not_echoed(c: _Ctx) -> None:
     c.label(retry.request, "RS007")
 
 
+@_kind(
+    "input-responses-incomplete",
+    "RS013",
+    "a multi round-trip retry that answers none of the inputs the result asked for",
+    era="modern",
+    eligible=lambda v: bool(_mrtr(v)),
+)
+def _inputs_unanswered(c: _Ctx) -> None:
+    # the retry keeps its requestState, so it is still a retry, with no answer in it
+    _, retry = c.pick(_mrtr(c.view))
+    c.msg(retry.request)["params"]["inputResponses"] = {}
+    c.label(retry.request, "RS013")
+
+
+@_kind(
+    "request-state-cross-use",
+    "RS014",
+    "a request of another tool carrying the requestState of an input_required result",
+    era="modern",
+    eligible=lambda v: bool(_mrtr(v)),
+)
+def _state_cross_use(c: _Ctx) -> None:
+    original, retry = c.pick(_mrtr(c.view))
+    params = c.msg(retry.request)["params"]
+    if original.method == "tools/call":
+        params["name"] = f"{params.get('name', 'tool')}_other"
+    else:  # prompts/get names a prompt, resources/read a resource
+        key = "name" if "name" in params else "uri"
+        params[key] = f"{params.get(key, 'x')}_other"
+    c.label(retry.request, "RS014")
+
+
 def _cacheable(v: _View) -> list[_Call]:
     cacheable = ("server/discover", "tools/list", "resources/list", "prompts/list")
     return [c for c in v.plain(None) if c.method in cacheable]

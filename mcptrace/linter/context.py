@@ -5,7 +5,7 @@ Rules are short Polars queries over these frames. Anything several rules need
 computed here once, not rebuilt inside each rule.
 
 Speed matters on big captures (10^6 messages, ~0.5 GB of message text). What keeps
-the 121 rules fast:
+the rules fast:
 
 * take only the columns a rule reads (:meth:`LintContext.part`) before filtering:
   a filter moves every column it is given;

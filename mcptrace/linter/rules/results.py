@@ -8,6 +8,7 @@ import weakref
 
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.linter.context import LintContext, computed_where, json_paths
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 from mcptrace.linter.rules.meta import content, json_tokens, path, unquote
@@ -367,28 +368,26 @@ def _mrtr_retries(ctx: LintContext) -> pl.DataFrame:
     return frame
 
 
-def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
-    """Each input_required result paired with the client's retry of the request it answered.
+def _input_required_calls(ctx: LintContext) -> pl.DataFrame:
+    """``input_required`` results of multi round-trip methods with the request they answered.
 
-    The retry is the next request of the session with the same method and target
-    (tool name, prompt name or resource URI) after the input_required result, if that
-    request carries ``inputResponses`` or ``requestState`` (without either it is a fresh
-    call: the client abandoned the round trip, which it may). When parallel calls of the
-    same target get input_required results, one request is the candidate retry of each
-    of them: ``n`` counts them, and ``is_match`` / ``n_match`` say which carry the
-    requestState the retry sends (both absent counts as a match).
-
-    Columns: session, ir_line, ir_state (requestState of the result), first_id,
-    first_line (the original request), method, ordinal, id, line, state (of the retry),
-    is_match, n, n_match.
+    Columns: session, ir_state and ir_inputs (JSON text of the result's ``requestState``
+    and ``inputRequests``), first_id and first_line (the answered request), _tkey (its
+    target, "" without one), ir_ordinal, ir_line, method; sorted by ir_ordinal.
     """
-    ir = (
+    return ctx.memo("results.input_required_calls", _build_input_required_calls)
+
+
+def _build_input_required_calls(ctx: LintContext) -> pl.DataFrame:
+    return (
         _modern_results(ctx)
         .filter(
             (pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
             & pl.col("request_method").is_in(_MRTR)
         )
-        .with_columns(ir_state=path("$.result.requestState"))
+        .with_columns(
+            ir_state=path("$.result.requestState"), ir_inputs=path("$.result.inputRequests")
+        )
         # the answered request (always a message: its method is known)
         .pipe(
             ctx.lookup,
@@ -402,6 +401,7 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
         .select(
             "session",
             "ir_state",
+            "ir_inputs",
             "first_id",
             "first_line",
             "_tkey",
@@ -411,6 +411,24 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
         )
         .sort("ir_ordinal")
     )
+
+
+def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
+    """Each input_required result paired with the client's retry of the request it answered.
+
+    The retry is the next request of the session with the same method and target
+    (tool name, prompt name or resource URI) after the input_required result, if that
+    request carries ``inputResponses`` or ``requestState`` (without either it is a fresh
+    call: the client abandoned the round trip, which it may). When parallel calls of the
+    same target get input_required results, one request is the candidate retry of each
+    of them: ``n`` counts them, and ``is_match`` / ``n_match`` say which carry the
+    requestState the retry sends (both absent counts as a match).
+
+    Columns: those of :func:`_input_required_calls`, then ordinal, id, line, state
+    and _inputs (``requestState`` and ``inputResponses`` of the retry), is_match, n,
+    n_match.
+    """
+    ir = _input_required_calls(ctx)
     candidates = (
         content(
             ctx.part(
@@ -944,4 +962,240 @@ def input_required_with_cache_hints(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad, pl.format("input_required result carries {}, though it is not cacheable", which)
+    )
+
+
+def _request_name(method: str, target: str) -> pl.Expr:
+    """``tools/call book_trip``: the method, then the target when there is one."""
+    return (
+        pl.when(pl.col(target) == "")
+        .then(pl.col(method))
+        .otherwise(pl.format("{} {}", method, target))
+    )
+
+
+def _object_keys(text: str | None) -> frozenset[str] | None:
+    """The member names of the JSON object in ``text``; None when it is not one."""
+    if text is None:
+        return None
+    try:
+        value = _json.loads(text)
+    except _json.JSONDecodeError:
+        return None
+    return frozenset(value) if isinstance(value, dict) else None
+
+
+@rule(
+    code="RS013",
+    name="mrtr-input-responses-incomplete",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def mrtr_input_responses_incomplete(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a multi round-trip retry whose `inputResponses` lacks an answer to one of the
+    `inputRequests` of the `input_required` result it retries.
+
+    The retry is the next request of the session with the same method and target after the
+    `input_required` result, if it carries `inputResponses` or `requestState`. When parallel
+    calls of one target got `input_required` results, the retry is judged against the
+    result whose `requestState` it echoes, and not at all when that is ambiguous.
+
+    ## Why is this bad?
+    Each key of `inputRequests` names an input the server needs to go on; the retry's
+    `inputResponses` answers them under the same keys. A missing answer leaves the server
+    unable to finish: it asks again (another round trip) or fails the request. A declined
+    elicitation is still an answer (`{"action": "decline"}`), so leaving one out is never
+    how a client says no.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {
+        "resultType": "input_required",
+        "inputRequests": {
+          "confirm": {
+            "method": "elicitation/create",
+            "params": {
+              "message": "Book it?", "requestedSchema": {"type": "object", "properties": {}}
+            }
+          },
+          "roots": {"method": "roots/list"}
+        }
+      }
+    }
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book", "inputResponses": {"confirm": {"action": "accept"}},
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "roots": {}}
+        }
+      }
+    }
+    ```
+
+    Use instead:
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "book",
+        "inputResponses": {
+          "confirm": {"action": "accept"},
+          "roots": {"roots": [{"uri": "file:///home/me/trips"}]}
+        },
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "roots": {}}
+        }
+      }
+    }
+    ```
+
+    ## Reference
+    "If a client receives an `InputRequiredResult` that contains the `inputRequests` field,
+    the client MUST construct the requested inputs before retrying the original request." —
+    docs/specification/2026-07-28/basic/patterns/mrtr.mdx#client-requirements-basic-workflow
+    (2026-07-28). Schema: `InputResponses` ("Keys correspond to the keys in the
+    InputRequests map").
+    """
+    retries = _mrtr_retries(ctx).filter(
+        pl.col("ir_inputs").is_not_null()
+        & ((pl.col("n") == 1) | (pl.col("is_match") & (pl.col("n_match") == 1)))
+    )
+    pairs = retries.select("ir_inputs", "_inputs").unique()
+    missing = []
+    for asked, given in pairs.iter_rows():  # distinct (asked, answered) pairs, not rows
+        wanted = _object_keys(asked)
+        answered = _object_keys(given) or frozenset()
+        lacking = sorted(wanted - answered) if wanted is not None else []
+        missing.append('", "'.join(lacking) if lacking else None)
+    verdicts = pairs.with_columns(_missing=pl.Series(missing, dtype=pl.String))
+    bad = retries.join(verdicts, on=["ir_inputs", "_inputs"], how="left", nulls_equal=True).filter(
+        pl.col("_missing").is_not_null()
+    )
+    return findings(
+        bad,
+        pl.format(
+            'retry of the {} request at line {} has no inputResponses for "{}", asked for by '
+            "the input_required result at line {}",
+            "method",
+            "first_line",
+            "_missing",
+            "ir_line",
+        ),
+    )
+
+
+@rule(
+    code="RS014",
+    name="mrtr-request-state-cross-use",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a request that carries the `requestState` of an `input_required` result given to a
+    different request: another method, tool, prompt or resource.
+
+    A state is accepted when any earlier `input_required` result of the session that issued
+    it answered a request with the same method and target.
+
+    ## Why is this bad?
+    The inputs and `requestState` of an `input_required` result belong to the one request
+    it answered. Sent with another request (say, a parallel call of another tool), the
+    state makes the server resume the wrong operation, or act on answers the user gave
+    for something else: a confirmation to book a trip must not approve a payment.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 1,
+      "result": {"resultType": "input_required", "requestState": "trip-42"}
+    }
+    {
+      "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {
+        "name": "pay_invoice", "requestState": "trip-42",
+        "_meta": {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+      }
+    }
+    ```
+    (request 1 was a `tools/call` of `book_trip`)
+
+    Use instead: send `trip-42` only with the retry of the `book_trip` call, and call
+    `pay_invoice` without a `requestState` (or with the one its own result gave).
+
+    ## Reference
+    "They MUST NOT be used for any other request that the client may be sending in
+    parallel." (they: the `inputRequests` and `requestState` of an `InputRequiredResult`)
+    — docs/specification/2026-07-28/basic/patterns/mrtr.mdx#client-requirements-basic-workflow
+    (2026-07-28).
+    """
+    issued = (
+        _input_required_calls(ctx)
+        .filter(pl.col("ir_state").is_not_null())
+        .select(
+            "session",
+            "ir_ordinal",
+            "ir_line",
+            "first_line",
+            "_tkey",
+            "ir_state",
+            ir_method="method",
+        )
+    )
+    if issued.is_empty():
+        return findings(issued.rename({"ir_ordinal": "ordinal"}), "")
+    states = issued.select("session", "ir_state").unique()
+    sent = (
+        content(
+            ctx.part(
+                "requests",
+                "ordinal",
+                "session",
+                "method",
+                "target",
+                "line",
+                "modern",
+                "direction",
+                "parse_error",
+                "message",
+            )
+        )
+        .filter(pl.col("modern"), pl.col("direction") != "s2c")
+        .join(states.select("session").unique(), on="session", how="semi")
+        .filter(pl.col("message").str.contains('"requestState"', literal=True))
+        .with_columns(state=path("$.params.requestState"), _tkey=pl.col("target").fill_null(""))
+        .join(states, left_on=["session", "state"], right_on=["session", "ir_state"], how="semi")
+        .select("ordinal", "session", "method", "_tkey", "state")
+    )
+    candidates = sent.join(
+        issued, left_on=["session", "state"], right_on=["session", "ir_state"]
+    ).filter(pl.col("ir_ordinal") < pl.col("ordinal"))
+    own = (pl.col("ir_method") == pl.col("method")) & (pl.col("_tkey_right") == pl.col("_tkey"))
+    bad = (
+        candidates.filter(~own.any().over("ordinal"))
+        .sort("ordinal", "ir_ordinal")
+        .group_by("ordinal", maintain_order=True)
+        .last()
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} request carries the requestState of the input_required result at line {}, "
+            "which answered the {} request at line {}",
+            _request_name("method", "_tkey"),
+            "ir_line",
+            _request_name("ir_method", "_tkey_right"),
+            "first_line",
+        ),
     )
