@@ -1024,14 +1024,27 @@ def _input_required_empty(c: _Ctx) -> None:
     c.label(call.response, "RS004")
 
 
+def _target(v: _View, call: _Call) -> Any:
+    """What the request acts on: tool or prompt name, resource URI."""
+    params = v.msg(call.request).get("params") or {}
+    return params.get("name", params.get("uri"))
+
+
 def _mrtr(v: _View) -> list[tuple[_Call, _Call]]:
-    """(original, retry) pairs of plain 2026 multi round-trip exchanges."""
+    """(original, retry) pairs of plain 2026 multi round-trip exchanges: the retry is the
+    next request with the same method and target, as the linter pairs them (parallel calls
+    of other tools may come in between)."""
     out = []
     for call in v.calls:
         if call.outcome != "input_required" or call.response is None:
             continue
+        target = _target(v, call)
         for retry in v.calls:
-            if retry.request > call.response and retry.method == call.method:
+            if (
+                retry.request > call.response
+                and retry.method == call.method
+                and _target(v, retry) == target
+            ):
                 if retry.retry and retry.outcome == "result":
                     out.append((call, retry))
                 break
@@ -1219,6 +1232,7 @@ def _cancel_unknown(c: _Ctx) -> None:
     "response-after-cancel",
     "CN003",
     "a call answered more than 100 ms after the client cancelled it",
+    era="legacy",
     eligible=_has_plain(gap=300_000),
 )
 def _response_after_cancel(c: _Ctx) -> None:
@@ -1227,6 +1241,21 @@ def _response_after_cancel(c: _Ctx) -> None:
     params = {"requestId": call.id, "reason": "User requested cancellation"}
     c.add(call.request, C2S, c.note("notifications/cancelled", params))
     c.label(call.response, "CN003")
+
+
+@_kind(
+    "message-after-cancel",
+    "CN006",
+    "a 2026 call answered more than 100 ms after the client cancelled it",
+    era="modern",
+    eligible=_has_plain(gap=300_000),
+)
+def _message_after_cancel(c: _Ctx) -> None:
+    call = c.pick(c.view.plain(min_gap_us=300_000))
+    assert call.response is not None
+    params = {"requestId": call.id, "reason": "User requested cancellation"}
+    c.add(call.request, C2S, c.note("notifications/cancelled", params))
+    c.label(call.response, "CN006")
 
 
 # -- logging ----------------------------------------------------------------------

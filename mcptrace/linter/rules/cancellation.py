@@ -6,7 +6,7 @@ request travel the same way, so that match needs no cross-direction order; the
 rules comparing a cancel with the response (which travels the other way) skip
 captures that cannot order the two directions (per-direction stdio files).
 
-Race tolerance (CN002, CN003): a cancel and a response cross on the wire all the
+Race tolerance (CN002, CN003, CN006): a cancel and a response cross on the wire all the
 time. When both have timestamps, an order is only reported when they are more than
 100 ms apart. Without timestamps, it is reported only when the side that should
 have known better sent at least one other message in between (the canceller after
@@ -21,6 +21,7 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+from mcptrace.linter.rules.subscriptions import _sid_text, _stream_notifications
 
 _CANCELLED = "notifications/cancelled"
 #: cancels and responses closer than this cross on the wire: not reported
@@ -262,7 +263,8 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
 )
 def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
     """## What it does
-    Flags a response sent clearly after its request was cancelled.
+    Flags a response sent clearly after its request was cancelled. (In 2026-07-28 a
+    server must not send anything more for a cancelled request: CN006, an error.)
 
     Clearly after means more than 100 ms after the `notifications/cancelled`, or (without
     timestamps) after the responder had already sent other messages following the cancel.
@@ -298,6 +300,8 @@ def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
         _matched_cancels(ctx)
         .filter(
             (pl.col("response_ordinal") > pl.col("ordinal"))
+            # 2026-07-28 forbids it outright: CN006
+            & ~pl.col("modern")
             & (pl.col("request_method") != "initialize")
             & ~pl.col("session").is_in(unordered)
             & (pl.col("direction") != "unknown")
@@ -409,4 +413,137 @@ def cancel_notification_over_http(ctx: LintContext) -> pl.DataFrame:
         bad,
         "notifications/cancelled sent over Streamable HTTP, where closing the request's stream"
         " cancels it",
+    )
+
+
+@rule(
+    code="CN006",
+    name="message-after-cancel",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a server message for a request the client had cancelled, sent clearly after the
+    `notifications/cancelled`.
+
+    Such messages are the response, a `notifications/progress` with the request's
+    progress token, and notifications of the `subscriptions/listen` stream it opened.
+
+    One finding per cancelled request, at the first such message. Clearly after means
+    more than 100 ms after the cancel, or (without timestamps) after the server had
+    already sent other messages following it: messages that crossed the cancel on the
+    wire are not reported. Before 2026-07-28 a late response is CN003's business.
+
+    ## Why is this bad?
+    A cancelled request is over for the client, which has released what it held for it;
+    in 2026-07-28 the protocol is stateless, so nothing else tells the client the request
+    is still running. Messages for it are at best dropped and at worst taken for another
+    request that reuses the id, or shown as progress of work the user stopped.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+     "params": {"name": "export", "_meta": {"progressToken": "p9",
+       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+       "io.modelcontextprotocol/clientCapabilities": {}}}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+    {"jsonrpc": "2.0", "method": "notifications/progress",
+     "params": {"progressToken": "p9", "progress": 3}}
+    ```
+    (the progress notification sent seconds after the cancel)
+
+    Use instead: stop the work and send nothing more for request 9.
+
+    ## Reference
+    "Servers SHOULD stop work on a cancelled request as soon as practical and MUST NOT
+    send any further messages for it." —
+    docs/specification/2026-07-28/basic/transports/stdio.mdx#cancellation (2026-07-28);
+    on Streamable HTTP the cancel is the closing of the request's stream, after which
+    nothing can be sent on it.
+    """
+    unordered = list(ctx.trace.unordered_sessions)
+    cancels = (
+        _matched_cancels(ctx)
+        .filter(
+            pl.col("modern")
+            & (pl.col("direction") == "c2s")
+            & pl.col("request_ordinal").is_not_null()
+            # a request answered before the cancel was not running any more (CN002)
+            & ~(pl.col("response_ordinal") < pl.col("ordinal")).fill_null(False)
+            & ~pl.col("session").is_in(unordered)
+        )
+        .sort("ordinal")
+        # the first cancel of a request is the one the server had to honour
+        .unique("request_ordinal", keep="first", maintain_order=True)
+        .select(
+            "session",
+            "id",
+            "request_ordinal",
+            "request_line",
+            "request_method",
+            "response_ordinal",
+            "response_ts",
+            cancel_ordinal="ordinal",
+            cancel_line="line",
+            cancel_ts="ts",
+        )
+    )
+    if cancels.is_empty():
+        return findings(cancels.rename({"cancel_ordinal": "ordinal"}), "")
+    responses = cancels.filter(pl.col("response_ordinal").is_not_null()).select(
+        "request_ordinal",
+        _at="response_ordinal",
+        _ts="response_ts",
+        _what=pl.lit("the response"),
+    )
+    tokens = ctx.lookup(cancels, "request_ordinal", _token="progress_token").filter(
+        pl.col("_token").is_not_null()
+    )
+    progress = (
+        ctx.keyed_notifications("notifications/progress", "progress_token", "_token")
+        .filter(pl.col("direction") == "s2c")
+        .join(tokens.select("session", "_token", "request_ordinal"), on=["session", "_token"])
+        .filter(pl.col("ordinal") > pl.col("request_ordinal"))
+        .select("request_ordinal", _at="ordinal", _ts="ts", _what=pl.lit("notifications/progress"))
+    )
+    listens = cancels.filter(pl.col("request_method") == "subscriptions/listen")
+    stream = (
+        _stream_notifications(ctx)
+        .with_columns(id=_sid_text())
+        .join(listens.select("session", "id", "request_ordinal"), on=["session", "id"])
+        .filter(pl.col("ordinal") > pl.col("request_ordinal"))
+        .select("request_ordinal", _at="ordinal", _what="method")
+        .pipe(ctx.lookup, "_at", _ts="ts")
+    )
+    later = (
+        pl.concat([responses, progress, stream.select(progress.columns)])
+        .join(cancels, on="request_ordinal")
+        .filter(pl.col("_at") > pl.col("cancel_ordinal"))
+    )
+    later = _count_before(ctx, later, "cancel_ordinal", "s2c")
+    later = _count_before(ctx, later, "_at", "s2c")
+    between = pl.col("_n__at") - pl.col("_n_cancel_ordinal")
+    late = (
+        later.filter(_well_after("cancel_ts", "_ts", between))
+        .sort("_at")
+        .group_by("request_ordinal", maintain_order=True)
+        .agg(pl.all().first(), _count=pl.len())
+    )
+    more = (
+        pl.when(pl.col("_count") > 1)
+        .then(pl.format(" (and {} more)", pl.col("_count") - 1))
+        .otherwise(pl.lit(""))
+    )
+    return findings(
+        late.with_columns(ordinal="_at"),
+        pl.format(
+            "{} for request id {} (line {}) sent after its cancellation at line {}{}",
+            "_what",
+            "id",
+            "request_line",
+            "cancel_line",
+            more,
+        ),
     )
