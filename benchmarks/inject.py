@@ -1132,6 +1132,69 @@ def _cache_hints(c: _Ctx) -> None:
     c.label(call.response, "RS009")
 
 
+def _paged(v: _View) -> list[tuple[_Call, _Call]]:
+    """Two answered list calls of one method, the second asked after the first's answer."""
+    lists = [c for c in _cacheable(v) if c.method.endswith("/list") and c.response is not None]
+    return [
+        (a, b)
+        for i, a in enumerate(lists)
+        for b in lists[i + 1 :]
+        if b.method == a.method and a.response is not None and b.request > a.response
+    ][:20]
+
+
+@_kind(
+    "cache-scope-differs-across-pages",
+    "RS015",
+    "the second page of a 2026 list result with another cacheScope than the first",
+    era="modern",
+    eligible=lambda v: bool(_paged(v)),
+)
+def _pages_differ(c: _Ctx) -> None:
+    first, second = c.pick(_paged(c.view))
+    assert first.response is not None and second.response is not None
+    page1, page2 = c.msg(first.response)["result"], c.msg(second.response)["result"]
+    page1["nextCursor"] = "page-2"
+    c.msg(second.request).setdefault("params", {})["cursor"] = "page-2"
+    for page, scope in ((page1, "private"), (page2, "public")):
+        page.setdefault("ttlMs", 60000)
+        page["cacheScope"] = scope
+    c.label(second.response, "RS015")
+
+
+def _declaring(v: _View) -> list[_Call]:
+    """Plain stdio tool calls whose request declares some client capability."""
+    if v.transport != "stdio":  # over HTTP the error also needs status 400 (HT006)
+        return []
+    return [
+        c
+        for c in v.plain()
+        if ((v.msg(c.request).get("params") or {}).get("_meta") or {}).get(_CAPS)
+    ]
+
+
+@_kind(
+    "missing-capability-error-invalid",
+    "MT013",
+    "a -32021 error naming a capability the request declared",
+    era="modern",
+    eligible=lambda v: bool(_declaring(v)),
+)
+def _missing_capability_declared(c: _Ctx) -> None:
+    call = c.pick(_declaring(c.view))
+    assert call.response is not None
+    declared = c.msg(call.request)["params"]["_meta"][_CAPS]
+    name = c.pick(sorted(declared))
+    message = c.msg(call.response)
+    message.pop("result", None)
+    message["error"] = {
+        "code": -32021,
+        "message": f"This request requires the {name} capability",
+        "data": {"requiredCapabilities": {name: declared[name]}},
+    }
+    c.label(call.response, "MT013")
+
+
 # -- error codes ---------------------------------------------------------------------
 
 

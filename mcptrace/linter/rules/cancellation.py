@@ -87,16 +87,22 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     )
 
 
-def _count_before(ctx: LintContext, frame: pl.DataFrame, at: str, direction: str) -> pl.DataFrame:
-    """``frame`` plus ``_n_<at>``: how many protocol messages travelling ``direction``
-    its session had before ordinal ``at``."""
-    sent = (
+def _numbered(ctx: LintContext, direction: str) -> pl.DataFrame:
+    """Protocol messages travelling ``direction``: session, ``_o`` (ordinal) and ``_n``
+    (1 for the session's first such message, 2 for the next, ...)."""
+    return (
         ctx.part("protocol", "session", "direction", "ordinal")
         .filter(pl.col("direction") == direction)
         .select("session", _o="ordinal")
         .sort("_o")
         .with_columns(_n=pl.int_range(1, pl.len() + 1).over("session"))
     )
+
+
+def _count_before(ctx: LintContext, frame: pl.DataFrame, at: str, direction: str) -> pl.DataFrame:
+    """``frame`` plus ``_n_<at>``: how many protocol messages travelling ``direction``
+    its session had before ordinal ``at``."""
+    sent = ctx.memo(f"cancellation.sent.{direction}", lambda ctx: _numbered(ctx, direction))
     return (
         frame.with_row_index("_row")
         .sort(at)

@@ -1114,3 +1114,124 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
         .otherwise(pl.format('tracestate "{}" is not a W3C Trace Context tracestate', "_ts"))
     )
     return findings(bad, msg)
+
+
+def _covers(declared: object, required: object) -> bool:
+    """``declared`` (a capability value) already grants what ``required`` asks for: every
+    member ``required`` names is there, recursively; other values must be equal."""
+    if isinstance(required, dict):
+        return isinstance(declared, dict) and all(
+            key in declared and _covers(declared[key], value) for key, value in required.items()
+        )
+    return declared == required
+
+
+def _declared_anyway(required: str | None, declared: str | None) -> str | None:
+    """The capabilities of the JSON object ``required`` that ``declared`` grants, joined
+    for a message (None when there are none or a text is not a JSON object)."""
+    try:
+        asked = _json.loads(required) if required is not None else None
+        given = _json.loads(declared) if declared is not None else {}
+    except _json.JSONDecodeError:
+        return None
+    if not isinstance(asked, dict) or not isinstance(given, dict):
+        return None
+    granted = [
+        name for name, value in asked.items() if name in given and _covers(given[name], value)
+    ]
+    return '", "'.join(granted) if granted else None
+
+
+@rule(
+    code="MT013",
+    name="missing-capability-error-invalid",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def missing_capability_error_invalid(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags -32021 (MissingRequiredClientCapability) errors without a
+    `data.requiredCapabilities` object, or naming a capability the request declared.
+
+    Declared means present in the request's `_meta`
+    `io.modelcontextprotocol/clientCapabilities` with every member the error asks for.
+
+    ## Why is this bad?
+    The error tells the client what to add before it retries: without the list it cannot
+    know, and a capability it already declared sends it into a retry that fails the
+    same way (or shows the user a false reason). Servers must judge each request by the
+    capabilities that request carries, not by what earlier requests declared.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "book", "_meta": {
+       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+       "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}}
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32021, "message": "needs elicitation",
+     "data": {"requiredCapabilities": {"elicitation": {}}}}}
+    ```
+
+    Use instead: process the request (the client declared `elicitation`), or name the
+    capability that is really missing:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32021, "message": "needs sampling",
+     "data": {"requiredCapabilities": {"sampling": {}}}}}
+    ```
+
+    ## Reference
+    "If processing a request requires a capability the client did not include in
+    `io.modelcontextprotocol/clientCapabilities`, the server MUST return a
+    `MissingRequiredClientCapabilityError` (`-32021`) whose `data.requiredCapabilities`
+    lists the missing capabilities." — docs/specification/2026-07-28/basic/index.mdx#meta
+    (2026-07-28). Schema: `MissingRequiredClientCapabilityError`.
+    """
+    errs = (
+        content(
+            ctx.part(
+                "responses",
+                "ordinal",
+                "modern",
+                "kind",
+                "error_code",
+                "parse_error",
+                "request_ordinal",
+                "message",
+            )
+        )
+        .filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32021)
+        .with_columns(_required=path("$.error.data.requiredCapabilities"))
+        .pipe(ctx.lookup, "request_ordinal", _request="message")
+        .with_columns(
+            _declared=pl.col("_request").str.json_path_match(
+                f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]'
+            )
+        )
+    )
+    pairs = (
+        errs.filter(pl.col("_required").str.starts_with("{"))
+        .select("_required", "_declared")
+        .unique()
+    )
+    verdicts = pairs.with_columns(
+        _granted=pl.Series(
+            [_declared_anyway(r, d) for r, d in pairs.iter_rows()],  # distinct pairs, not rows
+            dtype=pl.String,
+        )
+    )
+    judged = errs.join(verdicts, on=["_required", "_declared"], how="left", nulls_equal=True)
+    problem = (
+        pl.when(pl.col("_required").is_null())
+        .then(pl.lit("has no data.requiredCapabilities"))
+        .when(~pl.col("_required").str.starts_with("{"))
+        .then(pl.lit("has a data.requiredCapabilities that is not an object"))
+        .when(pl.col("_granted").is_not_null() & pl.col("_request").is_not_null())
+        .then(
+            pl.format(
+                'lists "{}", which the request declared in its clientCapabilities', "_granted"
+            )
+        )
+    )
+    bad = judged.with_columns(_problem=problem).filter(pl.col("_problem").is_not_null())
+    return findings(bad, pl.format("MissingRequiredClientCapability error {}", "_problem"))

@@ -1168,10 +1168,12 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
                 "modern",
                 "direction",
                 "parse_error",
+                "rare",
                 "message",
             )
         )
-        .filter(pl.col("modern"), pl.col("direction") != "s2c")
+        # `"requestState"` is a rare marker (see LintContext.part): only those texts
+        .filter(pl.col("modern"), pl.col("direction") != "s2c", pl.col("rare"))
         .join(states.select("session").unique(), on="session", how="semi")
         .filter(pl.col("message").str.contains('"requestState"', literal=True))
         .with_columns(state=path("$.params.requestState"), _tkey=pl.col("target").fill_null(""))
@@ -1197,5 +1199,104 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
             "ir_line",
             _request_name("ir_method", "_tkey_right"),
             "first_line",
+        ),
+    )
+
+
+@rule(
+    code="RS015",
+    name="cache-scope-differs-across-pages",
+    severity="error",
+    revisions=MODERN,
+    scope="session",
+)
+def cache_scope_differs_across_pages(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a page of a paginated list result (`tools/list`, `resources/list`,
+    `resources/templates/list`, `prompts/list`) whose `cacheScope` differs from the page
+    before it.
+
+    The page before is the latest earlier result of the same method in the session whose
+    `nextCursor` is the `cursor` this page's request sent.
+
+    ## Why is this bad?
+    The pages are parts of one list. A client, or a shared cache between client and
+    server, that stores one page as `public` and the next as `private` ends up serving
+    part of one user's list to another, or assembling a list from pages cached under
+    different rules.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": [],
+     "nextCursor": "c2", "ttlMs": 60000, "cacheScope": "private"}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "c2",
+     "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+       "io.modelcontextprotocol/clientCapabilities": {}}}}
+    {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "tools": [],
+     "ttlMs": 60000, "cacheScope": "public"}}
+    ```
+
+    Use instead: `"cacheScope": "private"` on every page of that list.
+
+    ## Reference
+    "Servers MUST apply the same `cacheScope` to all response pages for a given list
+    request." —
+    docs/specification/2026-07-28/server/utilities/caching.mdx#interaction-with-pagination
+    (2026-07-28).
+    """
+    pages = _cache_hints(ctx).filter(
+        pl.col("_cacheable") & pl.col("request_method").str.ends_with("/list")
+    )
+    # a page that follows another was asked with a cursor: find those requests first
+    asked = ctx.lookup(
+        pages.select("ordinal", "request_ordinal"), "request_ordinal", _request="message"
+    ).filter(pl.col("_request").str.contains('"cursor"', literal=True))
+    if asked.is_empty():
+        return findings(asked, "")
+    follow = (
+        asked.with_columns(_link=pl.col("_request").str.json_path_match("$.params.cursor"))
+        .filter(pl.col("_link").is_not_null())
+        .select("ordinal", "_link")
+        .join(
+            pages.select("ordinal", "session", "request_method", "request_ordinal", "_scope"),
+            on="ordinal",
+        )
+        .sort("request_ordinal")
+    )
+    before = (
+        pages.filter(pl.col("message").str.contains('"nextCursor"', literal=True))
+        .pipe(json_paths, _link="$.result.nextCursor")
+        .filter(pl.col("_link").is_not_null())
+        .select(
+            "session",
+            "request_method",
+            "_link",
+            _prev="ordinal",
+            _prev_line="line",
+            _prev_scope="_scope",
+        )
+        .sort("_prev")
+    )
+    linked = follow.join_asof(
+        before,
+        left_on="request_ordinal",
+        right_on="_prev",
+        by=["session", "request_method", "_link"],
+        strategy="backward",
+        check_sortedness=False,
+    )
+    bad = linked.filter(
+        pl.col("_scope").is_not_null()
+        & pl.col("_prev_scope").is_not_null()
+        & (pl.col("_scope") != pl.col("_prev_scope"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            'cacheScope "{}" differs from "{}" on the previous page of this {} (line {})',
+            "_scope",
+            "_prev_scope",
+            "request_method",
+            "_prev_line",
         ),
     )
