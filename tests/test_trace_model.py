@@ -37,6 +37,31 @@ def test_schemas_hold_at_every_stage(write_lines: WriteLines) -> None:
     SOURCES.validate(trace.sources)
 
 
+@pytest.mark.parametrize("pure", [False, True], ids=["scanner", "pure-python"])
+def test_integer_ids_beyond_64_bits_stay_exact(
+    write_lines: WriteLines, monkeypatch: pytest.MonkeyPatch, pure: bool
+) -> None:
+    if pure:
+        monkeypatch.setenv("MCPTRACE_PURE_PYTHON", "1")
+    big, near, small = "123456789012345678901", "123456789012345678902", "-9223372036854775809"
+    path = write_lines(
+        [
+            f'{{"dir":"c2s","msg":{{"jsonrpc":"2.0","id":{big},"method":"ping"}}}}',
+            f'{{"dir":"c2s","msg":{{"jsonrpc":"2.0","id":{near},"method":"ping"}}}}',
+            f'{{"dir":"s2c","msg":{{"jsonrpc":"2.0","id":{near},"result":{{}}}}}}',
+            f'{{"dir":"s2c","msg":{{"jsonrpc":"2.0","id":{big},"result":{{"n":{small}}}}}}}',
+        ]
+    )
+    trace = mcptrace.load(path)
+    m = trace.messages
+    # as floats both ids would read 1.2345678901234568e+20: one id, "fractional", reused
+    assert m["id"].to_list() == [big, near, near, big]
+    assert m["id_type"].cast(pl.String).to_list() == ["integer"] * 4
+    assert m["message"][3] == f'{{"jsonrpc":"2.0","id":{big},"result":{{"n":{small}}}}}'
+    assert trace.calls.select("request_line", "response_line").rows() == [(1, 4), (2, 3)]
+    assert mcptrace.lint(trace, select=["JR", "PR"]).is_empty()
+
+
 def test_ids_keep_their_json_type(write_lines: WriteLines) -> None:
     path = write_lines(
         [
