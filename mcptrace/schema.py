@@ -290,7 +290,9 @@ CALLS = Table(
     "calls",
     "One row per request, joined with its response when there is one; plus one row per "
     "response that matches no request (outcome orphan). Pairing is per session and per "
-    "direction of the request, in capture order. Formats without message frames "
+    "direction of the request, in capture order: a response answers the latest earlier "
+    "request with its id, or, when that one is answered already, the earliest earlier one "
+    "with its id still waiting (an id reused while in flight). Formats without message frames "
     "(OpenTelemetry spans, gateway logs) contribute their call records directly.",
     (
         Column("session", pl.String(), "session key (see messages.session)"),
@@ -330,7 +332,7 @@ CALLS = Table(
         Column(
             "duplicate",
             pl.Boolean(),
-            "orphan rows only: the id matched a request that already had its response",
+            "orphan rows only: the id matched requests that all had their response already",
         ),
         Column("trace_id", pl.String(), "OpenTelemetry trace id (hex) of a span's call record"),
         Column("span_id", pl.String(), "OpenTelemetry span id (hex) of a span's call record"),
