@@ -1162,6 +1162,25 @@ def _pages_differ(c: _Ctx) -> None:
     c.label(second.response, "RS015")
 
 
+def _discovered(v: _View) -> bool:
+    call = v.handshake_call
+    return call is not None and call.method == "server/discover" and call.response is not None
+
+
+@_kind(
+    "discover-result-incomplete",
+    "MT014",
+    "a server/discover result without supportedVersions",
+    era="modern",
+    eligible=_discovered,
+)
+def _discover_incomplete(c: _Ctx) -> None:
+    call = c.view.handshake_call
+    assert call is not None and call.response is not None
+    del c.msg(call.response)["result"]["supportedVersions"]
+    c.label(call.response, "MT014")
+
+
 def _declaring(v: _View) -> list[_Call]:
     """Plain stdio tool calls whose request declares some client capability."""
     if v.transport != "stdio":  # over HTTP the error also needs status 400 (HT006)

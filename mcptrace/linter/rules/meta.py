@@ -1235,3 +1235,88 @@ def missing_capability_error_invalid(ctx: LintContext) -> pl.DataFrame:
     )
     bad = judged.with_columns(_problem=problem).filter(pl.col("_problem").is_not_null())
     return findings(bad, pl.format("MissingRequiredClientCapability error {}", "_problem"))
+
+
+@rule(
+    code="MT014",
+    name="discover-result-incomplete",
+    severity="error",
+    revisions=MODERN,
+    scope="pairing",
+)
+def discover_result_incomplete(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `server/discover` result without its `supportedVersions` list of strings or
+    its `capabilities` object, or whose list leaves out the version the request was sent
+    with.
+
+    (Its `resultType`, `ttlMs` and `cacheScope` are judged by RS001 and RS009.)
+
+    ## Why is this bad?
+    Discovery is how a 2026 client picks the version and features of every later
+    request. Without the list it cannot choose a version; without the capabilities it
+    must guess which features exist. A server that answers a discover request sent
+    with a version it does not list should have refused that version with -32022.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": "d1", "method": "server/discover", "params": {"_meta": {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}
+    {"jsonrpc": "2.0", "id": "d1", "result": {"resultType": "complete", "capabilities": {},
+     "ttlMs": 3600000, "cacheScope": "public"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": "d1", "result": {"resultType": "complete",
+     "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": 3600000,
+     "cacheScope": "public"}}
+    ```
+
+    ## Reference
+    "The server replies with its supported protocol versions, capabilities, and
+    identity." — docs/specification/2026-07-28/server/discover.mdx#response (2026-07-28).
+    Schema: `DiscoverResult` requires `supportedVersions` (array of strings) and
+    `capabilities`.
+    """
+    string_list = r'^\[(?:"(?:[^"\\]|\\.)*"(?:,"(?:[^"\\]|\\.)*")*)?\]$'
+    rows = (
+        content(
+            ctx.part(
+                "responses",
+                "ordinal",
+                "modern",
+                "kind",
+                "parse_error",
+                "request_method",
+                "request_ordinal",
+                "message",
+            )
+        )
+        .filter(
+            pl.col("modern"),
+            pl.col("kind") == "response",
+            pl.col("request_method") == "server/discover",
+        )
+        .with_columns(_sup=path("$.result.supportedVersions"), _caps=path("$.result.capabilities"))
+        .pipe(ctx.lookup, "request_ordinal", _asked="protocol_version")
+    )
+    is_list = pl.col("_sup").str.contains(string_list)
+    problems = pl.concat_list(
+        pl.when(pl.col("_sup").is_null()).then(pl.lit("has no supportedVersions")),
+        pl.when(pl.col("_sup").is_not_null() & ~is_list).then(
+            pl.lit("has a supportedVersions that is not a list of strings")
+        ),
+        pl.when(
+            is_list
+            & pl.col("_asked").is_not_null()
+            & ~pl.col("_sup").str.contains(pl.format('"{}"', "_asked"), literal=True)
+        ).then(pl.format('does not list "{}", the version the request was sent with', "_asked")),
+        pl.when(pl.col("_caps").is_null()).then(pl.lit("has no capabilities")),
+        pl.when(pl.col("_caps").is_not_null() & ~pl.col("_caps").str.starts_with("{")).then(
+            pl.lit("has capabilities that are not an object")
+        ),
+    ).list.drop_nulls()
+    bad = rows.with_columns(_problem=problems.list.join(" and ")).filter(pl.col("_problem") != "")
+    return findings(bad, pl.format("server/discover result {}", "_problem"))
