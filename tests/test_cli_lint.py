@@ -82,6 +82,9 @@ def test_unreadable_input_exits_2_after_linting_the_rest(bad: Path, tmp_path: Pa
         (["--schema-dir", "no/such/dir"], "schema directory not found"),
         (["--baseline", "no-such-baseline.json"], "cannot read baseline"),
         (["--config", "no-such.toml"], "config file not found"),
+        (["--since", "yesterday"], "--since 'yesterday' is not an ISO 8601 time"),
+        (["--since", "2026-08-02", "--until", "2026-08-01"], "is after --until"),
+        (["--write-baseline", "b.json", "--since", "2026-08-01"], "drop --since/--until"),
     ],
 )
 def test_usage_errors_exit_2(bad: Path, args: list[str], error: str) -> None:
@@ -234,6 +237,36 @@ def test_baseline_workflow(write_lines: WriteLines, tmp_path: Path) -> None:
     assert "1 finding accepted" in result.stderr and "1 baseline entry no longer occurs" in (
         result.stderr
     )
+
+
+def test_window_reports_findings_inside_it_from_the_whole_capture() -> None:
+    incident = SAMPLES / "capture" / "incident-2025-11-25.jsonl"
+    everything = _lint(incident, "--format", "json")
+    all_findings = orjson.loads(everything.stdout)
+    assert {f["line"] for f in all_findings} >= {55, 137, 205}
+    # 22:44 to 22:50 UTC: the null id at line 55 (22:41) is before the window; the session
+    # handshakes are before it too, and still no lifecycle finding appears at its edge
+    result = _lint(
+        incident,
+        "--format",
+        "json",
+        "--since",
+        "2026-09-15T22:44:00Z",
+        "--until",
+        "2026-09-15 22:50",
+    )
+    assert result.exit_code == 1, result.output
+    inside = orjson.loads(result.stdout)
+    assert inside == [
+        f for f in all_findings if "2026-09-15T22:44" <= f["ts"] <= "2026-09-15T22:50"
+    ]
+    assert {f["line"] for f in inside} == {137, 150, 205, 215}
+    # an offset is converted to UTC; a window with no finding exits 0
+    quiet = _lint(
+        incident, "--since", "2026-09-16T00:30:00+02:00", "--until", "2026-09-16T00:40+02:00"
+    )
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == "No findings.\n"
 
 
 def test_rule_command() -> None:

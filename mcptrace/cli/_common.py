@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -39,6 +40,47 @@ TzOpt = Annotated[
     str | None,
     typer.Option("--tz", help="IANA zone of wall-clock timestamps without one (VS Code logs)."),
 ]
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since", help="Start of the incident window, ISO 8601 (UTC when no zone is given)."
+    ),
+]
+UntilOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--until", help="End of the incident window, ISO 8601 (UTC when no zone is given)."
+    ),
+]
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Print ``message`` as mcptrace's usage error; the exit (status 2) to raise."""
+    typer.echo(f"mcptrace: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def parse_time(value: str, option: str) -> datetime:
+    """An ISO 8601 time in UTC; one without a zone is taken to be UTC."""
+    text = value.strip()
+    try:
+        # fromisoformat of Python 3.11 reads "Z", offsets, a space or "T", and bare dates
+        parsed = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise usage_error(
+            f"{option} {value!r} is not an ISO 8601 time (e.g. 2026-09-15T22:45:00Z)"
+        ) from exc
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def parse_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """``--since``/``--until`` as UTC times (checked before loading, so that a typo does
+    not wait for a large capture)."""
+    start = parse_time(since, "--since") if since is not None else None
+    end = parse_time(until, "--until") if until is not None else None
+    if start is not None and end is not None and start > end:
+        raise usage_error(f"--since {since} is after --until {until}")
+    return start, end
 
 
 _BIG_FILE = 32 << 20

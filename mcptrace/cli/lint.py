@@ -13,6 +13,7 @@ reporter and maps the result to an exit code, as ruff does:
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -22,7 +23,16 @@ import typer
 
 from mcptrace import _json
 from mcptrace.baseline import apply_baseline, write_baseline
-from mcptrace.cli._common import SchemaDirOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    SchemaDirOpt,
+    SinceOpt,
+    TraceArg,
+    TzOpt,
+    UntilOpt,
+    load_or_exit,
+    parse_window,
+    report_input_errors,
+)
 from mcptrace.cli._render import table
 from mcptrace.config import FAIL_LEVELS, Config, load_config
 from mcptrace.errors import McpTraceError, UsageError
@@ -86,6 +96,18 @@ def failing(findings: pl.DataFrame, fail_on: str) -> bool:
     """True when a finding is at or above ``fail_on`` (error > warning > info)."""
     levels = list(FAIL_LEVELS[: FAIL_LEVELS.index(fail_on) + 1])
     return bool(findings["severity"].cast(pl.String).is_in(levels).any())
+
+
+def _in_window(
+    findings: pl.DataFrame, start: datetime | None, end: datetime | None
+) -> pl.DataFrame:
+    """The findings on messages captured between ``start`` and ``end`` (inclusive)."""
+    inside = pl.col("ts").is_not_null()
+    if start is not None:
+        inside &= pl.col("ts") >= start
+    if end is not None:
+        inside &= pl.col("ts") <= end
+    return findings.filter(inside)
 
 
 def lint(
@@ -161,8 +183,14 @@ def lint(
         ),
     ] = None,
     tz: TzOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
 ) -> None:
     """Check captures against the MCP specification of the revision each session speaks.
+
+    With --since/--until, the whole capture is still linted (so the window's edges draw
+    no false findings) but only findings on messages captured inside the window are
+    reported; untimed ones are left out.
 
     Exit status: 0 no finding at or above --fail-on, 1 such findings,
     2 usage error or unreadable input (the other files are still linted).
@@ -187,6 +215,9 @@ def lint(
     if chosen_schema_dir is not None and not chosen_schema_dir.is_dir():
         raise _usage_error(f"schema directory not found: {chosen_schema_dir}")
     chosen_baseline = baseline if baseline is not None else config.baseline
+    start, end = parse_window(since, until)
+    if write_baseline_to is not None and (start is not None or end is not None):
+        raise _usage_error("--write-baseline records every finding: drop --since/--until")
 
     trace = load_or_exit(traces, input_format, tz)
     try:
@@ -227,6 +258,9 @@ def lint(
             entries = "entry no longer occurs" if stale == 1 else "entries no longer occur"
             note += f"; {stale} baseline {entries} (rewrite it to drop them)"
         typer.echo(note, err=True)
+
+    if start is not None or end is not None:
+        findings = _in_window(findings, start, end)
 
     ctx = ReportContext(rules=rules, messages=trace.messages, root=str(Path.cwd()))
     report = REPORTERS[report_format](findings, ctx)

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 import mcptrace
 from mcptrace.cli import app
-from mcptrace.cli.report import parse_time
+from mcptrace.cli._common import parse_time
 from mcptrace.linter import lint
 from mcptrace.report import SECTIONS, build_report, write_report
 from mcptrace.report._assets import CSP, OUTCOME_CSS_COLORS
