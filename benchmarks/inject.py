@@ -1318,11 +1318,16 @@ def _cancel_unknown(c: _Ctx) -> None:
     eligible=_has_plain(gap=300_000),
 )
 def _response_after_cancel(c: _Ctx) -> None:
+    _answer_after_cancel(c, "CN003")
+
+
+def _answer_after_cancel(c: _Ctx, code: str) -> None:
+    """A cancel right after a request whose answer came at least 300 ms later."""
     call = c.pick(c.view.plain(min_gap_us=300_000))
     assert call.response is not None
     params = {"requestId": call.id, "reason": "User requested cancellation"}
     c.add(call.request, C2S, c.note("notifications/cancelled", params))
-    c.label(call.response, "CN003")
+    c.label(call.response, code)
 
 
 @_kind(
@@ -1333,11 +1338,7 @@ def _response_after_cancel(c: _Ctx) -> None:
     eligible=_has_plain(gap=300_000),
 )
 def _message_after_cancel(c: _Ctx) -> None:
-    call = c.pick(c.view.plain(min_gap_us=300_000))
-    assert call.response is not None
-    params = {"requestId": call.id, "reason": "User requested cancellation"}
-    c.add(call.request, C2S, c.note("notifications/cancelled", params))
-    c.label(call.response, "CN006")
+    _answer_after_cancel(c, "CN006")
 
 
 # -- logging ----------------------------------------------------------------------
