@@ -140,7 +140,7 @@ class LintContext:
     @cached_property
     def session_revisions(self) -> pl.DataFrame:
         """session, revision (after --revision), revision_source."""
-        s = self.trace.sessions.select("session", "revision", "revision_source")
+        s = self.trace.identity.select("session", "revision", "revision_source")
         if self.revision_override is not None:
             s = s.with_columns(
                 revision=pl.lit(self.revision_override), revision_source=pl.lit("override")
@@ -242,7 +242,9 @@ class LintContext:
 
     @cached_property
     def sessions(self) -> pl.DataFrame:
-        return self.trace.sessions
+        """Per session: revision, identity and declared capabilities (the identity columns
+        of the sessions table; the counts and times there are not needed to lint)."""
+        return self.trace.identity
 
     @cached_property
     def _part_masks(self) -> dict[Part, pl.Series]:
