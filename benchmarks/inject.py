@@ -1333,9 +1333,10 @@ def _answer_after_cancel(c: _Ctx, code: str) -> None:
 @_kind(
     "message-after-cancel",
     "CN006",
-    "a 2026 call answered more than 100 ms after the client cancelled it",
+    "a 2026 stdio call answered more than 100 ms after the client cancelled it",
     era="modern",
-    eligible=_has_plain(gap=300_000),
+    # over HTTP the cancel is closing the stream: a cancel notification there binds nothing
+    eligible=lambda v: v.transport == "stdio" and _has_plain(gap=300_000)(v),
 )
 def _message_after_cancel(c: _Ctx) -> None:
     _answer_after_cancel(c, "CN006")

@@ -440,7 +440,10 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     One finding per cancelled request, at the first such message. Clearly after means
     more than 100 ms after the cancel, or (without timestamps) after the server had
     already sent other messages following it: messages that crossed the cancel on the
-    wire are not reported. Before 2026-07-28 a late response is CN003's business.
+    wire are not reported. Cancels sent over Streamable HTTP are left out: there the
+    cancel is the closing of the request's stream, and a `notifications/cancelled` does
+    not oblige the server to stop (CN005). Before 2026-07-28 a late response is CN003's
+    business.
 
     ## Why is this bad?
     A cancelled request is over for the client, which has released what it held for it;
@@ -495,6 +498,11 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
             cancel_line="line",
             cancel_ts="ts",
         )
+        # over Streamable HTTP closing the request's stream is the cancel; a cancel
+        # notification there (CN005) does not oblige the server to stop
+        .pipe(ctx.lookup, "cancel_ordinal", _transport="transport")
+        .filter(pl.col("_transport") != "http")
+        .drop("_transport")
     )
     if cancels.is_empty():
         return findings(cancels.rename({"cancel_ordinal": "ordinal"}), "")
