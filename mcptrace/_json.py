@@ -45,7 +45,12 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """
     value = orjson.loads(data)
     if _may_hold_huge_integer(data):
-        return _stdlib_json.loads(bytes(data) if isinstance(data, memoryview) else data)
+        try:
+            return _stdlib_json.loads(bytes(data) if isinstance(data, memoryview) else data)
+        except RecursionError:
+            # nested deeper than Python's parser recurses (orjson reads 1,024 levels):
+            # keep orjson's reading rather than fail on a valid document
+            return value
     return value
 
 

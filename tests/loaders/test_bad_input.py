@@ -75,6 +75,17 @@ def test_deeply_nested_json(write_lines: WriteLines) -> None:
     assert "depth limit" in trace.messages["parse_error"][1]
 
 
+def test_deep_json_with_a_huge_integer_is_still_read(write_lines: WriteLines) -> None:
+    # orjson reads 1,000 levels; the exact re-parse of huge integers (mcptrace._json) is
+    # Python's own parser, which recurses: it must not turn a valid line into a crash
+    nested = b"[" * 1_000 + b"123456789012345678901" + b"]" * 1_000
+    line = b'{"jsonrpc":"2.0","id":1,"result":{"deep":' + nested + b"}}"
+    path = write_lines([GOOD[0], line])
+    trace = mcptrace.load(path, format="stdio")
+    assert _kinds(trace) == ["request", "response"]
+    assert trace.messages["parse_error"][1] is None
+
+
 def test_empty_file_contributes_no_rows_but_is_listed(
     tmp_path: Path, write_lines: WriteLines
 ) -> None:
