@@ -1118,12 +1118,18 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
 
 def _covers(declared: object, required: object) -> bool:
     """``declared`` (a capability value) already grants what ``required`` asks for: every
-    member ``required`` names is there, recursively; other values must be equal."""
-    if isinstance(required, dict):
-        return isinstance(declared, dict) and all(
-            key in declared and _covers(declared[key], value) for key, value in required.items()
-        )
-    return declared == required
+    member ``required`` names is there, at any depth; other values must be equal. (A loop,
+    not recursion: a capture may nest capability objects 1,000 levels deep.)"""
+    pending = [(declared, required)]
+    while pending:
+        have, want = pending.pop()
+        if isinstance(want, dict):
+            if not isinstance(have, dict) or not want.keys() <= have.keys():
+                return False
+            pending.extend((have[key], value) for key, value in want.items())
+        elif have != want:
+            return False
+    return True
 
 
 def _declared_anyway(required: str | None, declared: str | None) -> str | None:
@@ -1136,9 +1142,10 @@ def _declared_anyway(required: str | None, declared: str | None) -> str | None:
         return None
     if not isinstance(asked, dict) or not isinstance(given, dict):
         return None
-    granted = [
-        name for name, value in asked.items() if name in given and _covers(given[name], value)
-    ]
+    try:
+        granted = [n for n, value in asked.items() if n in given and _covers(given[n], value)]
+    except RecursionError:  # lists nested too deep for Python's `==`: no verdict
+        return None
     return '", "'.join(granted) if granted else None
 
 
