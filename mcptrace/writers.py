@@ -70,6 +70,10 @@ def capture_records(messages: pl.DataFrame) -> Iterator[bytes]:
                 rec["raw"] = text  # the wire text differs from compact JSON: keep it exactly
         else:
             rec["msg"] = text
+            if kind == "transport":
+                # a transport event (an HTTP 202 without a body, a stream closing): not a
+                # message whose JSON failed, which is what a bare string `msg` means
+                rec["kind"] = "transport"
         if row["http_method"] or row["http_status"] is not None or row["http_headers"]:
             http: dict[str, Any] = {}
             if row["http_method"]:

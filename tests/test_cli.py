@@ -117,6 +117,21 @@ def test_convert_to_capture_round_trips(tmp_path: Path, write_lines: WriteLines)
     assert first["dir"] == "c2s" and first["msg"]["method"] == "initialize"
 
 
+def test_convert_keeps_transport_events(tmp_path: Path) -> None:
+    # a HAR capture has transport rows (an HTTP 202 without a body): written as capture
+    # records they must come back as transport rows, not as lines that were not JSON
+    har = SAMPLES / "har"
+    out = tmp_path / "har.jsonl"
+    assert runner.invoke(app, ["convert", str(har), "-o", str(out)]).exit_code == 0
+    before, after = mcptrace.load(har), mcptrace.load(out)
+    cols = ["direction", "kind", "id", "method", "http_status"]
+    assert before.messages["kind"].cast(pl.String).to_list().count("transport") > 0
+    assert after.messages.select(cols).equals(before.messages.select(cols))
+    codes = sorted(mcptrace.lint(after)["code"].to_list())
+    assert "JR014" not in codes
+    assert codes == sorted(mcptrace.lint(before)["code"].to_list())
+
+
 def test_formats_lists_every_loader() -> None:
     out = runner.invoke(app, ["formats"]).output
     for name in mcptrace.FORMATS:

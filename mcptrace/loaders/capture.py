@@ -8,7 +8,9 @@ not valid JSON). Recommended: ``ts`` (RFC 3339, UTC), ``dir`` (``c2s`` or ``s2c`
 ``stderr`` and ``log`` mark non-protocol lines whose text is in ``msg``),
 ``session``. Optional: ``raw`` (the exact wire text of the message), ``server``,
 ``transport`` (``stdio`` or ``http``), ``http`` (``{"method", "status",
-"headers"}``). Unknown members are ignored, so the format can grow.
+"headers"}``), ``kind`` (``transport`` marks a transport event such as an HTTP 202
+without a body, its description in ``msg``, rather than a line that was not JSON).
+Unknown members are ignored, so the format can grow.
 """
 
 from __future__ import annotations
@@ -166,6 +168,9 @@ def parse_lines(
         if type(d) is str and d in _TEXT_KINDS:
             text = msg if type(msg) is str else dumps(msg)
             rows.add_other(lineno, raw, _TEXT_KINDS[d], env, note, text=text)
+            continue
+        if rec.get("kind") == "transport" and type(msg) is str:
+            rows.add_other(lineno, raw, "transport", env, note, text=msg)
             continue
         wire = rec.get("raw")
         if type(msg) is str:
