@@ -445,14 +445,23 @@ static int scan_number(Cur *c, Slot *out) {
         fdigits = (int)(p - fp);
         if (!fdigits) return -1;
     }
+    long exponent = 0;
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
-        if (p < end && (*p == '+' || *p == '-')) p++;
+        int eneg = 0;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
         const uint8_t *ep = p;
-        while (p < end && is_digit(*p)) p++;
+        while (p < end && is_digit(*p)) {
+            if (exponent < 100000) exponent = exponent * 10 + (*p - '0');
+            p++;
+        }
         if (p == ep) return -1;
+        if (eneg) exponent = -exponent;
         expo = 1;
     }
+    /* orjson refuses a number that overflows a double ("number is infinity"): a number
+     * that may come near that range is left to the Python path, which reports it */
+    if ((*ip == '0' ? 0 : idigits) + exponent > 300) return -1;
     if (c->canon) {
         if (expo) return -1;
         if (!fp) {

@@ -228,6 +228,12 @@ EDGE_LINES = [
     b'{"dir":"c2s","transport":"carrier-pigeon","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
     b'{"dir":["c2s"],"msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
     b'{"dir":"stderr","msg":"some text"}',
+    b'{"dir":"s2c","kind":"transport","msg":"HTTP 202 Accepted (no body)"}',
+    # numbers orjson refuses as infinite, and big ones it reads
+    b'{"jsonrpc":"2.0","method":"x","params":[null,-10,-1e51000]}',
+    b'{"jsonrpc":"2.0","method":"x","params":[1e308,1e309,123e290,1e-999,0e99999]}',
+    b'{"jsonrpc":"2.0","method":"x","params":{"n":' + b"9" * 310 + b"}}",
+    b'{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"x","params":[1e400]}}',
     b'{"dir":"c2s","msg":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"method\\":\\"ping\\"}"}',
     b'{"dir":"c2s","raw":"{\\"id\\":1}","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
     b'{"dir":"c2s","http":{"method":"POST","status":200},"msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
