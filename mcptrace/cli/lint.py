@@ -32,6 +32,7 @@ from mcptrace.cli._common import (
     load_or_exit,
     parse_window,
     report_input_errors,
+    usage_error,
 )
 from mcptrace.cli._render import table
 from mcptrace.config import FAIL_LEVELS, Config, load_config
@@ -66,11 +67,6 @@ class RulesFormat(StrEnum):
     text = "text"
     json = "json"
     markdown = "markdown"
-
-
-def _usage_error(message: str) -> typer.Exit:
-    typer.echo(f"mcptrace: error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _count(n: int, word: str) -> str:
@@ -204,20 +200,20 @@ def lint(
         chosen_ignore = _selectors(ignore) if ignore is not None else config.ignore
         rules = {r.code: r for r in select_rules(chosen_select, chosen_ignore)}
     except McpTraceError as exc:
-        raise _usage_error(str(exc)) from exc
+        raise usage_error(str(exc)) from exc
     report_format = format.value if format is not None else default_format(config)
     level = fail_on.value if fail_on is not None else (config.fail_on or "error")
     chosen_revision = revision if revision is not None else config.revision
     if chosen_revision is not None and not is_known_revision(chosen_revision):
         # checked before loading, which can take a while on large captures
-        raise _usage_error(f"unknown revision {chosen_revision!r}")
+        raise usage_error(f"unknown revision {chosen_revision!r}")
     chosen_schema_dir = schema_dir if schema_dir is not None else config.schema_dir
     if chosen_schema_dir is not None and not chosen_schema_dir.is_dir():
-        raise _usage_error(f"schema directory not found: {chosen_schema_dir}")
+        raise usage_error(f"schema directory not found: {chosen_schema_dir}")
     chosen_baseline = baseline if baseline is not None else config.baseline
     start, end = parse_window(since, until)
     if write_baseline_to is not None and (start is not None or end is not None):
-        raise _usage_error("--write-baseline records every finding: drop --since/--until")
+        raise usage_error("--write-baseline records every finding: drop --since/--until")
 
     trace = load_or_exit(traces, input_format, tz)
     try:
@@ -229,7 +225,7 @@ def lint(
             schema_dir=chosen_schema_dir,
         )
     except McpTraceError as exc:
-        raise _usage_error(str(exc)) from exc
+        raise usage_error(str(exc)) from exc
     input_status = report_input_errors(trace)
     call_only = trace.call_only_sessions
     if call_only:
@@ -244,7 +240,7 @@ def lint(
         try:
             n = write_baseline(findings, write_baseline_to)
         except OSError as exc:
-            raise _usage_error(f"cannot write {write_baseline_to}: {exc.strerror}") from exc
+            raise usage_error(f"cannot write {write_baseline_to}: {exc.strerror}") from exc
         typer.echo(f"wrote {_count(n, 'finding')} to baseline {write_baseline_to}", err=True)
         raise typer.Exit(input_status)
 
@@ -252,7 +248,7 @@ def lint(
         try:
             findings, accepted, stale = apply_baseline(findings, chosen_baseline)
         except UsageError as exc:
-            raise _usage_error(str(exc)) from exc
+            raise usage_error(str(exc)) from exc
         note = f"{_count(accepted, 'finding')} accepted by baseline {chosen_baseline}"
         if stale:
             entries = "entry no longer occurs" if stale == 1 else "entries no longer occur"
@@ -268,7 +264,7 @@ def lint(
         try:
             output.write_text(report, encoding="utf-8")
         except OSError as exc:
-            raise _usage_error(f"cannot write {output}: {exc.strerror}") from exc
+            raise usage_error(f"cannot write {output}: {exc.strerror}") from exc
     else:
         typer.echo(report, nl=False)
     if input_status:
@@ -296,7 +292,7 @@ def rule(
     try:
         found = get_rule(code)
     except McpTraceError as exc:
-        raise _usage_error(str(exc)) from exc
+        raise usage_error(str(exc)) from exc
     if format is RuleFormat.json:
         typer.echo(_json.dumpb(_rule_dict(found), pretty=True).decode())
     else:
