@@ -23,6 +23,7 @@ from mcptrace.trace import Trace, load
 if TYPE_CHECKING:
     from mcptrace import analysis, plots
     from mcptrace.linter import lint
+    from mcptrace.linter.shares import lint_file
 
 
 def __getattr__(name: str) -> Any:
@@ -32,6 +33,10 @@ def __getattr__(name: str) -> Any:
         from mcptrace.linter import lint
 
         return lint
+    if name == "lint_file":
+        from mcptrace.linter.shares import lint_file
+
+        return lint_file
     if name in ("analysis", "plots"):
         return importlib.import_module(f"mcptrace.{name}")
     raise AttributeError(f"module 'mcptrace' has no attribute {name!r}")
@@ -56,6 +61,7 @@ __all__ = [
     "__version__",
     "analysis",
     "lint",
+    "lint_file",
     "load",
     "message_list",
     "plots",

@@ -1164,26 +1164,38 @@ static inline void put_int(Col *col, int64_t i, int64_t value, int present) {
 }
 
 PyDoc_STRVAR(scan_doc,
-"scan(data, first_line, mode) -> (columns, lines, slow)\n\n"
+"scan(data, first_line, mode, select=None, wanted=0) -> (columns, lines, slow)\n\n"
 "Scan the lines of `data` (bytes; lines end with \\n, a trailing \\r is dropped).\n"
 "mode 0: mcptrace capture envelopes; mode 1: bare JSON-RPC messages (raw stdio).\n"
 "`columns` exports the rows taken, column by column (Arrow PyCapsules),\n"
 "`lines` counts the lines, `slow` lists (line number, start, end) of the lines\n"
-"left to the Python path. Runs without the GIL.");
+"left to the Python path. With `select` (one byte per line), only the lines whose\n"
+"byte is `wanted` are read, the others skipped (still counted), and only their text\n"
+"is kept. Runs without the GIL.");
 
 static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
-    Py_buffer buf;
+    Py_buffer buf, sel;
     long long first_line;
-    int mode;
-    if (!PyArg_ParseTuple(args, "y*Li", &buf, &first_line, &mode)) return NULL;
+    int mode, wanted = 0;
+    PyObject *select = Py_None;
+    if (!PyArg_ParseTuple(args, "y*Li|Oi", &buf, &first_line, &mode, &select, &wanted))
+        return NULL;
     if (buf.len >= INT32_MAX || (mode != MODE_CAPTURE && mode != MODE_STDIO)) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_ValueError, "chunk too big for 32-bit view offsets, or bad mode");
         return NULL;
     }
+    int selecting = select != Py_None;
+    if (selecting && PyObject_GetBuffer(select, &sel, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    const uint8_t *pick = selecting ? (const uint8_t *)sel.buf : NULL;
+    int64_t npick = selecting ? (int64_t)sel.len : 0;
     ColumnsObject *cols = PyObject_New(ColumnsObject, &ColumnsType);
     if (!cols) {
         PyBuffer_Release(&buf);
+        if (selecting) PyBuffer_Release(&sel);
         return NULL;
     }
     memset(cols->cols, 0, sizeof(cols->cols));
@@ -1198,33 +1210,54 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     const uint8_t *src = (const uint8_t *)buf.buf;
     int64_t size = (int64_t)buf.len;
-    int64_t cap = 0;
-    for (const uint8_t *q = src, *e = src + size; q < e;) {
+    /* rows to make room for and bytes to keep: every line, or the selected ones */
+    int64_t cap = 0, keep = 0, index = 0;
+    for (const uint8_t *q = src, *e = src + size; q < e; index++) {
         const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
-        cap++;
-        q = nl ? nl + 1 : e;
+        const uint8_t *next = nl ? nl + 1 : e;
+        if (!pick || (index < npick && pick[index] == wanted)) {
+            cap++;
+            keep += next - q;
+        }
+        q = next;
     }
     Shared *shared = malloc(sizeof(Shared));
-    uint8_t *copy = buf_alloc((size_t)(size ? size : 1), 0);
+    uint8_t *copy = buf_alloc((size_t)(keep ? keep : 1), 0);
     slow = malloc(sizeof(SlowLine) * (size_t)(cap ? cap : 1));
     if (!shared || !copy || !slow || alloc_cols(cols->cols, cap)) {
         failed = 1;
         free(shared);
         buf_free(copy);
     } else {
-        memcpy(copy, src, (size_t)size);
+        if (!pick) memcpy(copy, src, (size_t)size);
         atomic_init(&shared->refs, 1);
         shared->data = copy;
-        shared->size = size;
+        shared->size = keep;
         cols->shared = shared;
-        const uint8_t *base = copy, *q = copy, *e = copy + size;
+        /* lines are read from `src`; the text scanned (and pointed into) is the copy */
+        const uint8_t *base = copy, *q = src, *e = src + size;
+        uint8_t *kept = copy;
         int64_t line = first_line, n = 0;
+        index = 0;
         Row row;
         while (q < e) {
             const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
             const uint8_t *le = nl ? nl : e;
+            if (pick && !(index < npick && pick[index] == wanted)) {
+                line++;
+                index++;
+                q = nl ? nl + 1 : e;
+                continue;
+            }
+            index++;
             if (le > q && le[-1] == '\r') le--;
-            if (le > q && scan_line(q, le, mode, &row) == 0) {
+            const uint8_t *ls = pick ? kept : copy + (q - src);
+            const uint8_t *lend = ls + (le - q);
+            if (pick) {
+                memcpy(kept, q, (size_t)((nl ? nl + 1 : e) - q));
+                kept += (nl ? nl + 1 : e) - q;
+            }
+            if (le > q && scan_line(ls, lend, mode, &row) == 0) {
                 Col *c = cols->cols;
                 put_int(&c[C_LINE], n, line, 1);
                 if (row.v[C_TS_TEXT].s)
@@ -1240,9 +1273,10 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
                 put_bool(&c[C_TOOL_ERROR], n, row.tool_error);
                 n++;
             } else {
+                /* positions in `data`, where the Python path reads the line */
                 slow[nslow].line = line;
-                slow[nslow].start = q - base;
-                slow[nslow].end = le - base;
+                slow[nslow].start = q - src;
+                slow[nslow].end = le - src;
                 nslow++;
             }
             line++;
@@ -1253,6 +1287,7 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buf);
+    if (selecting) PyBuffer_Release(&sel);
     if (failed) {
         free(slow);
         Py_DECREF(cols);
@@ -1279,8 +1314,178 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
     return Py_BuildValue("(NLN)", (PyObject *)cols, (long long)cols->lines, slow_list);
 }
 
+/* ---- sessions of capture lines, for linting a big capture session by session ----
+ * A light pass: it follows the structure of each line (strings, brackets) without
+ * validating the values, to find the top-level `session` member. Its answer must be
+ * the loader's (the session the row gets before gaps are filled), so it says
+ * "unsure" whenever the loader might see the line differently: escapes in the key or
+ * value, a session that is not a string or null, no `msg` member, anything that does
+ * not look like one object. Python decides those lines; the lines it calls sure but
+ * the loader then rejects (bad UTF-8 deep inside, say) are caught after loading. */
+
+enum { SESSION_NONE = 0, SESSION_OWN = 1, SESSION_UNSURE = 2 };
+
+/* after the string opening at p (a quote), or NULL; *escaped when it has a backslash.
+ * memchr (vectorised by libc) beats a byte or eight-byte loop here, even on short keys */
+static const uint8_t *skip_str(const uint8_t *p, const uint8_t *e, int *escaped) {
+    p++;
+    while (p < e) {
+        const uint8_t *q = memchr(p, '"', (size_t)(e - p));
+        if (!q) return NULL;
+        const uint8_t *b = memchr(p, '\\', (size_t)(q - p));
+        if (!b) return q + 1;
+        *escaped = 1;
+        if (b + 1 >= e) return NULL;
+        p = b + 2;
+    }
+    return NULL;
+}
+
+static inline int is_ws(uint8_t ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; }
+
+/* after the value at p, or NULL */
+static const uint8_t *skip_val(const uint8_t *p, const uint8_t *e) {
+    int escaped = 0;
+    if (p >= e) return NULL;
+    if (*p == '"') return skip_str(p, e, &escaped);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < e) {
+            uint8_t ch = *p;
+            if (ch == '"') {
+                p = skip_str(p, e, &escaped);
+                if (!p) return NULL;
+                continue;
+            }
+            if (ch == '{' || ch == '[') {
+                depth++;
+            } else if (ch == '}' || ch == ']') {
+                if (--depth == 0) return p + 1;
+            }
+            p++;
+        }
+        return NULL;
+    }
+    const uint8_t *start = p;
+    while (p < e && *p != ',' && *p != '}' && *p != ']' && !is_ws(*p)) p++;
+    return p > start ? p : NULL;
+}
+
+static int line_session(const uint8_t *p, const uint8_t *e, uint64_t *hash) {
+    if (p == e) return SESSION_NONE; /* a blank line: the loader gives it no session */
+    while (p < e && is_ws(*p)) p++;
+    if (p >= e || *p != '{') return SESSION_UNSURE;
+    p++;
+    int own = 0, msg = 0;
+    uint64_t h = 0;
+    for (;;) {
+        while (p < e && is_ws(*p)) p++;
+        if (p >= e || *p != '"') return SESSION_UNSURE;
+        int escaped = 0;
+        const uint8_t *key = p + 1, *after = skip_str(p, e, &escaped);
+        if (!after || escaped) return SESSION_UNSURE;
+        size_t klen = (size_t)(after - 1 - key);
+        p = after;
+        while (p < e && is_ws(*p)) p++;
+        if (p >= e || *p != ':') return SESSION_UNSURE;
+        p++;
+        while (p < e && is_ws(*p)) p++;
+        if (p >= e) return SESSION_UNSURE;
+        if (klen == 3 && memcmp(key, "msg", 3) == 0) msg = 1;
+        if (klen == 7 && memcmp(key, "session", 7) == 0) {
+            /* the last member of a name counts, as orjson keeps the last */
+            if (*p == '"') {
+                const uint8_t *v = skip_str(p, e, &escaped);
+                if (!v || escaped || v - 2 - p >= INT32_MAX) return SESSION_UNSURE;
+                h = fnv1a(p + 1, (int32_t)(v - 2 - p));
+                own = 1;
+                p = v;
+            } else if (e - p >= 4 && memcmp(p, "null", 4) == 0) {
+                own = 0;
+                p += 4;
+            } else {
+                return SESSION_UNSURE; /* the loader writes other values as JSON text */
+            }
+        } else {
+            p = skip_val(p, e);
+            if (!p) return SESSION_UNSURE;
+        }
+        while (p < e && is_ws(*p)) p++;
+        if (p < e && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < e && *p == '}') {
+            p++;
+            break;
+        }
+        return SESSION_UNSURE;
+    }
+    while (p < e && is_ws(*p)) p++;
+    if (p != e || !msg) return SESSION_UNSURE;
+    *hash = h;
+    return own ? SESSION_OWN : SESSION_NONE;
+}
+
+PyDoc_STRVAR(sessions_doc,
+"sessions(data) -> (states, hashes)\n\n"
+"For each line of `data` (capture envelopes, split as scan() splits them): a state\n"
+"byte (0: no session of its own, 1: its own session, 2: unsure, ask the Python path)\n"
+"and, for state 1, the 64-bit FNV-1a hash of the session's UTF-8 text (native byte\n"
+"order, 8 bytes a line). Runs without the GIL.");
+
+static PyObject *sessions(PyObject *Py_UNUSED(mod), PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    const uint8_t *src = (const uint8_t *)buf.buf, *end = src + buf.len;
+    int64_t lines = 0;
+    for (const uint8_t *q = src; q < end; lines++) {
+        const uint8_t *nl = memchr(q, '\n', (size_t)(end - q));
+        q = nl ? nl + 1 : end;
+    }
+    PyObject *states = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)lines);
+    PyObject *hashes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8));
+    if (!states || !hashes) {
+        Py_XDECREF(states);
+        Py_XDECREF(hashes);
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    uint8_t *st = (uint8_t *)PyBytes_AS_STRING(states);
+    uint64_t *hs = (uint64_t *)(void *)PyBytes_AS_STRING(hashes);
+    Py_BEGIN_ALLOW_THREADS
+    int64_t i = 0;
+    for (const uint8_t *q = src; q < end; i++) {
+        const uint8_t *nl = memchr(q, '\n', (size_t)(end - q));
+        const uint8_t *le = nl ? nl : end;
+        if (le > q && le[-1] == '\r') le--;
+        uint64_t h = 0;
+        st[i] = (uint8_t)line_session(q, le, &h);
+        memcpy(&hs[i], &h, 8);
+        q = nl ? nl + 1 : end;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(NN)", states, hashes);
+}
+
+static PyObject *fnv(PyObject *Py_UNUSED(mod), PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf)) return NULL;
+    if (buf.len >= INT32_MAX) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "text too long");
+        return NULL;
+    }
+    uint64_t h = fnv1a((const uint8_t *)buf.buf, (int32_t)buf.len);
+    PyBuffer_Release(&buf);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
+    {"sessions", sessions, METH_VARARGS, sessions_doc},
+    {"fnv", fnv, METH_VARARGS, "fnv(data) -> the 64-bit FNV-1a hash sessions() gives a session's text"},
     {NULL, NULL, 0, NULL},
 };
 

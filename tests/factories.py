@@ -77,3 +77,18 @@ def load_generator() -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_injector() -> ModuleType:
+    """``benchmarks/inject.py`` as a module, like :func:`load_generator` (it reuses the
+    generator module loaded under its private name)."""
+    load_generator()
+    name = "mcptrace_bench_inject"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "inject.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

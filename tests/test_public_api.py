@@ -7,7 +7,7 @@ import mcptrace
 PUBLIC = [
     "CALLS", "FORMATS", "MESSAGES", "SESSIONS", "SOURCES",
     "CaptureError", "McpTraceError", "Trace", "UnknownFormatError", "UsageError",
-    "__version__", "analysis", "lint", "load", "message_list", "plots",
+    "__version__", "analysis", "lint", "lint_file", "load", "message_list", "plots",
 ]  # fmt: skip
 
 
@@ -15,6 +15,12 @@ def test_public_names() -> None:
     assert sorted(mcptrace.__all__, key=str.lower) == sorted(PUBLIC, key=str.lower)
     for name in mcptrace.__all__:
         assert getattr(mcptrace, name) is not None
+
+
+def test_lint_file_is_the_share_by_share_linter() -> None:
+    import mcptrace.linter.shares
+
+    assert mcptrace.lint_file is mcptrace.linter.shares.lint_file
 
 
 def test_lint_is_the_function_and_the_package_is_linter() -> None:

@@ -40,8 +40,10 @@ from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.linter import RULES, Rule, get_rule, select_rules
 from mcptrace.linter import lint as run_lint
 from mcptrace.linter.docs import rules_table
+from mcptrace.linter.shares import lint_in_shares
 from mcptrace.protocol import is_known_revision
 from mcptrace.reporters import REPORTERS, ReportContext
+from mcptrace.trace import Trace
 
 
 class ReportFormat(StrEnum):
@@ -181,6 +183,18 @@ def lint(
     tz: TzOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    partitions: Annotated[
+        int | None,
+        typer.Option(
+            "--partitions",
+            min=1,
+            max=255,
+            help="Lint one capture file this many shares of its sessions at a time, to "
+            "bound memory (1: load it whole). Same findings either way.  [default: one "
+            "share per 192 MiB of a big uncompressed mcptrace capture]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Check captures against the MCP specification of the revision each session speaks.
 
@@ -215,25 +229,33 @@ def lint(
     if write_baseline_to is not None and (start is not None or end is not None):
         raise usage_error("--write-baseline records every finding: drop --since/--until")
 
-    trace = load_or_exit(traces, input_format, tz)
+    chosen = {"select": chosen_select, "ignore": chosen_ignore}
     try:
-        findings = run_lint(
-            trace,
-            select=chosen_select,
-            ignore=chosen_ignore,
-            revision=chosen_revision,
-            schema_dir=chosen_schema_dir,
+        in_shares = (
+            lint_in_shares(
+                traces[0],
+                shares=partitions,
+                format=input_format,
+                tz=tz,
+                revision=chosen_revision,
+                schema_dir=chosen_schema_dir,
+                **chosen,
+            )
+            if len(traces) == 1 and partitions != 1
+            else None
         )
+        if in_shares is not None:
+            findings, messages, input_status = in_shares.findings, in_shares.messages, 0
+        else:
+            trace = load_or_exit(traces, input_format, tz)
+            findings = run_lint(
+                trace, revision=chosen_revision, schema_dir=chosen_schema_dir, **chosen
+            )
+            messages = trace.messages
+            input_status = report_input_errors(trace)
+            _note_call_only(trace)
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc
-    input_status = report_input_errors(trace)
-    call_only = trace.call_only_sessions
-    if call_only:
-        typer.echo(
-            f"note: {len(call_only)} session(s) have only call-level records (OpenTelemetry "
-            "spans): message and transport rules cannot judge them",
-            err=True,
-        )
 
     if write_baseline_to is not None:
         # the baseline records everything found now, whatever an older baseline accepted
@@ -258,7 +280,7 @@ def lint(
     if start is not None or end is not None:
         findings = _in_window(findings, start, end)
 
-    ctx = ReportContext(rules=rules, messages=trace.messages, root=str(Path.cwd()))
+    ctx = ReportContext(rules=rules, messages=messages, root=str(Path.cwd()))
     report = REPORTERS[report_format](findings, ctx)
     if output is not None:
         try:
@@ -270,6 +292,16 @@ def lint(
     if input_status:
         raise typer.Exit(input_status)
     raise typer.Exit(1 if failing(findings, level) else 0)
+
+
+def _note_call_only(trace: Trace) -> None:
+    call_only = trace.call_only_sessions
+    if call_only:
+        typer.echo(
+            f"note: {len(call_only)} session(s) have only call-level records (OpenTelemetry "
+            "spans): message and transport rules cannot judge them",
+            err=True,
+        )
 
 
 def _rule_dict(r: Rule) -> dict[str, object]:

@@ -76,12 +76,16 @@ def lint(
     ctx = LintContext(
         trace, revision_override=revision, schema_dir=Path(schema_dir) if schema_dir else None
     )
-    parts = [_run(rule, ctx) for rule in select_rules(select, ignore)]
-    parts = [p for p in parts if not p.is_empty()]
-    if not parts:
+    return merge_findings([_run(rule, ctx) for rule in select_rules(select, ignore)])
+
+
+def merge_findings(parts: Iterable[pl.DataFrame]) -> pl.DataFrame:
+    """Findings tables as one, in capture order (by ordinal, then code), each finding once."""
+    found = [p for p in parts if not p.is_empty()]
+    if not found:
         return FINDINGS.empty()
     return (
-        pl.concat(parts)
+        pl.concat(found)
         .unique(["code", "ordinal", "message"], maintain_order=True)
         .sort("ordinal", "code", maintain_order=True)
     )

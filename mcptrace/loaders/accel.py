@@ -41,6 +41,24 @@ def available() -> bool:
     return _scan is not None and os.environ.get("MCPTRACE_PURE_PYTHON", "") in ("", "0")
 
 
+def sessions(data: bytes) -> tuple[bytes, bytes]:
+    """The scanner's light pass over capture lines (see ``sessions`` in ``_scan.c``): a
+    state byte per line (0 no session of its own, 1 its own, 2 unsure) and the 64-bit
+    hash of each own session. Needs the scanner (check :func:`available`)."""
+    assert _scan is not None
+    states: bytes
+    hashes: bytes
+    states, hashes = _scan.sessions(data)
+    return states, hashes
+
+
+def session_hash(session: str) -> int:
+    """The hash :func:`sessions` gives a line whose session is ``session``."""
+    assert _scan is not None
+    value: int = _scan.fnv(session.encode())
+    return value
+
+
 def scan(
     data: bytes,
     first_line: int,
@@ -49,13 +67,16 @@ def scan(
     source: str,
     format: str,
     transport: str = "unknown",
+    select: bytes | None = None,
+    wanted: int = 0,
 ) -> tuple[pl.DataFrame, list[SlowLine]] | None:
     """Rows for the lines of ``data`` the scanner takes (messages schema, sessions not
-    yet filled) and the lines it leaves; None when the scanner cannot be used."""
+    yet filled) and the lines it leaves; None when the scanner cannot be used. With
+    ``select`` (a byte per line), only the lines whose byte is ``wanted`` are read."""
     if _scan is None or not available() or len(data) > _MAX_CHUNK:
         return None
     columns, _lines, slow = _scan.scan(
-        data, first_line, _scan.CAPTURE if mode == "capture" else _scan.STDIO
+        data, first_line, _scan.CAPTURE if mode == "capture" else _scan.STDIO, select, wanted
     )
     rows = pl.DataFrame([_column(columns, i) for i in range(_scan.NCOLS)])
     n = rows.height
@@ -128,12 +149,34 @@ def parse_chunk(
     *,
     format: str,
     transport: str = "unknown",
+    select: bytes | None = None,
+    wanted: int = 0,
 ) -> pl.DataFrame:
     """A chunk's rows: the scanner's, merged in line order with those ``parse_lines``
-    makes of the lines it left; all of them from ``parse_lines`` without the scanner."""
-    scanned = scan(data, first_line, mode, source=ctx.source, format=format, transport=transport)
+    makes of the lines it left; all of them from ``parse_lines`` without the scanner.
+    With ``select`` (a byte per line), only the lines whose byte is ``wanted``."""
+    scanned = scan(
+        data,
+        first_line,
+        mode,
+        source=ctx.source,
+        format=format,
+        transport=transport,
+        select=select,
+        wanted=wanted,
+    )
     if scanned is None:
-        return parse_lines(enumerate(split_lines(data), first_line), ctx, data, first_line)
+        every = enumerate(split_lines(data), first_line)
+        if select is not None:
+            return parse_lines(
+                (
+                    (line, text)
+                    for line, text in every
+                    if line - first_line < len(select) and select[line - first_line] == wanted
+                ),
+                ctx,
+            )
+        return parse_lines(every, ctx, data, first_line)
     fast, slow = scanned
     if not slow:
         return fast
@@ -142,4 +185,12 @@ def parse_chunk(
     return pl.concat([fast, rest]).sort("line", maintain_order=True)
 
 
-__all__ = ["LineParser", "SlowLine", "available", "parse_chunk", "scan"]
+__all__ = [
+    "LineParser",
+    "SlowLine",
+    "available",
+    "parse_chunk",
+    "scan",
+    "session_hash",
+    "sessions",
+]

@@ -97,13 +97,18 @@ def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
     return messages
 
 
-def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
-    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled.
+def parse_chunk(
+    data: bytes, first_line: int, ctx: LoadContext, *, select: bytes | None = None, wanted: int = 0
+) -> pl.DataFrame:
+    """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled;
+    with ``select`` (a byte per line), only of the lines whose byte is ``wanted``.
 
     The C scanner takes the common lines; the rest (and everything, when it is not
     built) go through :func:`parse_lines`, which gives the same rows.
     """
-    return accel.parse_chunk(data, first_line, ctx, "capture", parse_lines, format=NAME)
+    return accel.parse_chunk(
+        data, first_line, ctx, "capture", parse_lines, format=NAME, select=select, wanted=wanted
+    )
 
 
 def parse_lines(

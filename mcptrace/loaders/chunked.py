@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,9 +291,15 @@ def load_bytes(
     return LoadResult(messages=join(module, frames, ctx), lines=lines)
 
 
-def join(module: ChunkedLoader, frames: list[pl.DataFrame], ctx: LoadContext) -> pl.DataFrame:
+def join(
+    module: ChunkedLoader,
+    frames: list[pl.DataFrame],
+    ctx: LoadContext,
+    fill: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+) -> pl.DataFrame:
     """A file's messages from its chunks' rows, in order: ordinals within the file,
-    sessions and servers filled in, then the format's whole-file step."""
+    sessions and servers filled in (by ``fill``, default
+    :func:`~mcptrace.loaders.rows.fill_context`), then the format's whole-file step."""
     if not frames:
         frames = [module.parse_chunk(b"", 1, ctx)]
     # ordinals within the file, set chunk by chunk so that the column is chunked like
@@ -304,7 +311,8 @@ def join(module: ChunkedLoader, frames: list[pl.DataFrame], ctx: LoadContext) ->
         rows += frame.height
     frames.clear()
     joined = pl.concat(numbered, how="vertical", rechunk=False)
-    return module.finish(fill_context(joined, ctx.stem), ctx)
+    filled = fill(joined) if fill is not None else fill_context(joined, ctx.stem)
+    return module.finish(filled, ctx)
 
 
 def is_chunked(module: object) -> bool:

@@ -317,6 +317,11 @@ def fill_context(df: pl.DataFrame, default_session: str) -> pl.DataFrame:
         df = df.with_columns(
             session=pl.col("session").forward_fill().backward_fill().fill_null(default_session)
         )
+    return fill_servers(df)
+
+
+def fill_servers(df: pl.DataFrame) -> pl.DataFrame:
+    """Rows without a server name take their session's."""
     if 0 < df["server"].null_count() < df.height:
         df = df.with_columns(server=pl.col("server").forward_fill().backward_fill().over("session"))
     return df

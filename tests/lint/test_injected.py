@@ -11,16 +11,13 @@ it says it does.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import polars as pl
 import pytest
-from factories import ROOT, load_generator
+from factories import load_generator, load_injector
 
 import mcptrace
 from mcptrace.linter import lint
@@ -31,20 +28,7 @@ SESSIONS = 100
 GENERATOR_SEED = 3
 
 
-def _load_injector() -> ModuleType:
-    load_generator()  # the injector reuses the generator module loaded under its private name
-    name = "mcptrace_bench_inject"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "inject.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-inj = _load_injector()
+inj = load_injector()
 
 
 @pytest.fixture(scope="module")

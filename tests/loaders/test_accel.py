@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import orjson
@@ -552,3 +553,61 @@ def test_threaded_chunks_match_a_single_pass(
     assert threaded.lines == single.lines == len(lines)
     assert_frame_equal(threaded.messages, single.messages)
     assert threaded.messages["line"].to_list() == list(range(1, len(lines) + 1))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
+    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+    picks=st.lists(st.integers(0, 2), min_size=6, max_size=6),
+)
+def test_selected_lines_give_the_rows_of_those_lines(
+    docs: list[tuple[dict[str, object], int]],
+    mutations: list[tuple[int, int, bytes]],
+    picks: list[int],
+) -> None:
+    """Scanning with a line selector (how a share of a big capture is loaded) gives
+    exactly the rows of the selected lines, with the scanner and without it."""
+    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
+    select = bytes(picks[: len(data.split(b"\n")) - 1])
+    ctx = LoadContext(source="t.jsonl", tz=None)
+    whole = FORMATS["capture"].parse_chunk(data, 7, ctx)  # type: ignore[attr-defined]
+    chosen = [7 + i for i, p in enumerate(select) if p == 1]
+    expected = whole.filter(pl.col("line").is_in(chosen))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for pure in ("0", "1"):
+            monkeypatch.setenv("MCPTRACE_PURE_PYTHON", pure)
+            got = FORMATS["capture"].parse_chunk(data, 7, ctx, select=select, wanted=1)  # type: ignore[attr-defined]
+            assert_frame_equal(got, expected)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
+    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+)
+def test_light_session_pass_agrees_with_the_loader(
+    docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
+) -> None:
+    """Where the light pass is sure and the line is valid JSON, it reads the session
+    the loader reads. (On lines orjson rejects it may be wrong: loading a share checks
+    every row and gives up, see test_shares.)"""
+    from mcptrace.loaders.partition import own_session
+
+    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
+    states, hashes = accel.sessions(data)
+    lines = data.split(b"\n")[:-1]
+    assert len(states) == len(lines) and len(hashes) == 8 * len(lines)
+    for i, line in enumerate(lines):
+        try:
+            orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        session = own_session(line)
+        if states[i] == 0:
+            assert session is None, line
+        elif states[i] == 1:
+            assert session is not None, line
+            assert int.from_bytes(hashes[8 * i : 8 * i + 8], sys.byteorder) == (
+                accel.session_hash(session)
+            ), line

@@ -1,0 +1,241 @@
+"""Linting a big capture file a share of its sessions at a time, in bounded memory.
+
+A capture file's sessions are dealt into shares (:mod:`mcptrace.loaders.partition`);
+each share is loaded, linted and dropped before the next. No rule relates two
+sessions, so the findings are those of linting the whole file: the shares'
+findings are joined and their ordinals (numbered within the share) turned into
+the file's, so the result equals ``lint(load(path))`` row for row. Peak memory
+follows the share: at 10^6 messages (540 MB), three shares peak at 0.8 GiB
+and four at 0.6 GiB, where the whole file takes 1.5 GiB; each share costs a pass
+over the file and the rules' fixed cost again (about 0.3 s).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from mcptrace.errors import CaptureError
+from mcptrace.linter.engine import lint, merge_findings
+from mcptrace.loaders import detect_file
+from mcptrace.loaders.base import LoadContext
+from mcptrace.loaders.partition import PlanMismatch, SharePlan, load_share, plan
+from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
+from mcptrace.trace import Trace
+
+#: a capture file is linted in shares of about this many bytes of text: a share's lint
+#: peaks at about 0.15 GiB plus 3 bytes a byte of text (0.8 GiB for a 540 MB capture
+#: in three shares, where loading it whole and linting takes 1.5 GiB)
+SHARE_BYTES = 192 << 20
+
+
+@dataclass(frozen=True)
+class FileLint:
+    """The findings of a capture file linted in shares."""
+
+    findings: pl.DataFrame
+    #: ``ordinal`` and ``raw`` of the messages the findings point at (what reporters read)
+    messages: pl.DataFrame
+    shares: int
+
+
+def shares_for(size: int) -> int:
+    """How many shares a capture of ``size`` bytes is linted in by default."""
+    return max(1, math.ceil(size / SHARE_BYTES))
+
+
+def _share_trace(messages: pl.DataFrame, path: str, size: int, lines: int) -> Trace:
+    sources = SOURCES.from_columns(
+        {
+            "source": [path],
+            "format": ["capture"],
+            "detected": ["content"],
+            "status": ["ok"],
+            "error": [None],
+            "bytes": [size],
+            "lines": [lines],
+            "rows": [messages.height],
+            "invalid": [int((messages["kind"] == "invalid").sum())],
+            "truncated": [False],
+            "note": [None],
+        }
+    )
+    return Trace(messages=MESSAGES.conform(messages), sources=sources)
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    select: Iterable[str] | None
+    ignore: Iterable[str] | None
+    revision: str | None
+    schema_dir: str | Path | None
+
+
+@dataclass(frozen=True)
+class _ShareLint:
+    #: findings with ``_offset``: their message's place among the rows of its line
+    findings: pl.DataFrame
+    #: line, _offset and raw of the messages the findings point at
+    messages: pl.DataFrame
+    #: rows of each line of the file (0 for other shares' lines)
+    rows_per_line: np.ndarray
+
+
+def _lint_share(
+    share_plan: SharePlan, share: int, ctx: LoadContext, size: int, options: LintOptions
+) -> _ShareLint | None:
+    messages = load_share(share_plan, share, ctx)
+    if messages.is_empty():
+        return None
+    rows_per_line = np.bincount(messages["line"].to_numpy(), minlength=share_plan.lines + 1)
+    findings = lint(
+        _share_trace(messages, ctx.source, size, share_plan.lines),
+        select=options.select,
+        ignore=options.ignore,
+        revision=options.revision,
+        schema_dir=options.schema_dir,
+    )
+    # where each finding's message sits among the rows of its line (a batch line has
+    # several): the file's ordinal is the line's first plus that
+    first = (
+        messages.filter(pl.col("line").is_in(findings["line"].unique().implode()))
+        .group_by("line")
+        .agg(_first=pl.col("ordinal").min())
+    )
+    located = findings.join(first, on="line", how="left", maintain_order="left").with_columns(
+        _offset=pl.col("ordinal") - pl.col("_first")
+    )
+    pointed = (
+        messages.filter(pl.col("ordinal").is_in(findings["ordinal"].implode()))
+        .join(first, on="line", how="left")
+        .select("line", "raw", _offset=pl.col("ordinal") - pl.col("_first"))
+    )
+    return _ShareLint(_detached(located.drop("_first")), _detached(pointed), rows_per_line)
+
+
+def _detached(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its text in buffers of its own. A filtered or gathered text column
+    still points into the buffers it came from, here the share's whole capture text."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(pl.concat_str(pl.col(name), pl.lit("")).alias(name) for name in text)
+
+
+def lint_in_shares(
+    path: str | os.PathLike[str],
+    *,
+    shares: int | None = None,
+    format: str | None = None,
+    tz: str | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    revision: str | None = None,
+    schema_dir: str | Path | None = None,
+) -> FileLint | None:
+    """Lint one capture file a share of its sessions at a time (``shares`` of them, by
+    default one per :data:`SHARE_BYTES`); the options are :func:`~mcptrace.linter.lint`'s.
+
+    None when the file is not linted this way, and should be loaded whole: it is not
+    an uncompressed file in the mcptrace capture format, reading it drew a warning (a
+    byte order mark), one share would do, the C scanner is not built, or a line's
+    session could not be told before loading it (see :mod:`mcptrace.loaders.partition`).
+    """
+    source = os.fspath(path)
+    if not Path(source).is_file():
+        return None
+    try:
+        name, content = detect_file(source, format=format)
+    except CaptureError:
+        return None
+    if name != "capture" or content.compressed or content.bom or content.warnings:
+        return None
+    del content  # the head read for detection (up to 64 MiB)
+    size = Path(source).stat().st_size
+    count = shares if shares is not None else shares_for(size)
+    if count < 2:
+        return None
+    ctx = LoadContext(source=source, tz=tz)
+    share_plan = plan(source, count, ctx)
+    if share_plan is None:
+        return None
+    rows_per_line = np.zeros(share_plan.lines + 1, dtype=np.int64)
+    found: list[pl.DataFrame] = []
+    pointed: list[pl.DataFrame] = []
+    options = LintOptions(select, ignore, revision, schema_dir)
+    for share in range(share_plan.shares):
+        try:
+            done = _lint_share(share_plan, share, ctx, size, options)
+        except PlanMismatch:
+            return None
+        # the share's frames are dropped before the next is loaded; lint keeps some in
+        # reference cycles, which only the collector frees
+        gc.collect()
+        if done is None:
+            continue
+        rows_per_line += done.rows_per_line
+        if not done.findings.is_empty():
+            found.append(done.findings)
+            pointed.append(done.messages)
+    # ordinal of a line's first row in the whole file: the rows of the lines before it
+    first_of_line = pl.Series(np.cumsum(rows_per_line) - rows_per_line, dtype=pl.Int64)
+
+    def place(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(
+            ordinal=first_of_line.gather(frame["line"]) + frame["_offset"]
+        ).drop("_offset")
+
+    findings = merge_findings(place(f) for f in found)
+    messages = (
+        pl.concat([place(p) for p in pointed]).select("ordinal", "raw")
+        if pointed
+        else pl.DataFrame(schema={"ordinal": pl.Int64, "raw": pl.String})
+    )
+    return FileLint(
+        findings=FINDINGS.conform(findings), messages=messages, shares=share_plan.shares
+    )
+
+
+def lint_file(
+    path: str | os.PathLike[str],
+    *,
+    shares: int | None = None,
+    format: str | None = None,
+    tz: str | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    revision: str | None = None,
+    schema_dir: str | Path | None = None,
+) -> pl.DataFrame:
+    """The findings of one capture file, equal to ``lint(load(path))``: linted a share of
+    its sessions at a time when it is a big mcptrace capture (bounded memory), else
+    loaded whole."""
+    done = lint_in_shares(
+        path,
+        shares=shares,
+        format=format,
+        tz=tz,
+        select=select,
+        ignore=ignore,
+        revision=revision,
+        schema_dir=schema_dir,
+    )
+    if done is not None:
+        return done.findings
+    from mcptrace.trace import load
+
+    return lint(
+        load(path, format=format, tz=tz),
+        select=select,
+        ignore=ignore,
+        revision=revision,
+        schema_dir=schema_dir,
+    )
+
+
+__all__ = ["SHARE_BYTES", "FileLint", "lint_file", "lint_in_shares", "shares_for"]

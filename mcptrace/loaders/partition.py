@@ -1,0 +1,239 @@
+"""A big capture file loaded a share of its sessions at a time.
+
+Why: linting holds the messages table and the frames the rules build, about
+1.5 GiB at 10^6 messages. No rule relates two sessions, so a capture can be
+linted share by share: its sessions are dealt into ``shares`` groups of about
+equal size, and each group is loaded (and linted) alone. Peak memory then
+follows the share, not the file.
+
+Two passes over the file:
+
+1. :func:`plan` finds each line's session with the C scanner's light pass
+   (``sessions`` in ``_scan.c``), which follows the structure of a line without
+   reading its values; the lines it is unsure about are read with orjson, as the
+   loader reads them. Lines without a session of their own (invalid lines, blank
+   lines) are given the session around them, exactly as
+   :func:`~mcptrace.loaders.rows.fill_context` gives it to their rows, so every
+   line's share is known before anything is loaded.
+2. :func:`load_share` scans only the lines of one share (the scanner skips the
+   others and keeps only the text of its own), numbers the rows from 0 and fills
+   the missing sessions from the plan.
+
+The light pass does not validate values: a line it reads a session from that the
+loader then rejects (invalid UTF-8 inside the message, say) would put the plan
+out of step with the rows. :func:`load_share` checks every row against the plan
+and raises :class:`PlanMismatch`; callers then load the file whole.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mcptrace import _json
+from mcptrace.loaders import accel, capture
+from mcptrace.loaders.base import LoadContext
+from mcptrace.loaders.chunked import (
+    CHUNK_BYTES,
+    ChunkedLoader,
+    Span,
+    boundaries_of_file,
+    join,
+    read_span,
+    workers,
+)
+from mcptrace.loaders.reader import split_lines
+from mcptrace.loaders.rows import fill_servers
+
+#: states of a line in the light pass (see ``sessions`` in ``_scan.c``)
+_NONE, _OWN, _UNSURE = 0, 1, 2
+#: with more sessions than this, shares are dealt by hash rather than balanced by size
+_BALANCE_MAX_SESSIONS = 20_000
+MAX_SHARES = 255
+
+
+class PlanMismatch(Exception):
+    """A row's session is not the one the plan gave its line."""
+
+
+@dataclass(frozen=True)
+class SharePlan:
+    """Which share each line of a capture file belongs to.
+
+    Arrays are indexed by line number - 1."""
+
+    source: str
+    spans: list[Span]
+    #: the first line number of each span
+    first_lines: list[int]
+    #: lines in each span
+    line_counts: list[int]
+    #: _NONE or _OWN: whether the line names its own session
+    states: np.ndarray
+    #: hash of the line's own session (0 when it has none)
+    own: np.ndarray
+    #: hash of the session the line's rows end up in
+    session: np.ndarray
+    #: the share of each line
+    share: np.ndarray
+    shares: int
+
+    @property
+    def lines(self) -> int:
+        return len(self.states)
+
+    def share_sizes(self) -> list[int]:
+        """Lines in each share."""
+        return [int(n) for n in np.bincount(self.share, minlength=self.shares)]
+
+
+def own_session(line: bytes) -> str | None:
+    """The session a capture line's rows get from the line itself, as the loader reads
+    it: the ``session`` member (JSON text when it is not a string), or None for a line
+    that is not a capture record or has no session."""
+    try:
+        rec = _json.loads(line)
+    except _json.JSONDecodeError:
+        return None
+    if type(rec) is not dict or "msg" not in rec:
+        return None
+    session = rec.get("session")
+    if session is None:
+        return None
+    return session if type(session) is str else _json.dumps(session)
+
+
+def _line_sessions(path: str, span: Span) -> tuple[np.ndarray, np.ndarray]:
+    """States and own-session hashes of a span's lines, the unsure ones decided."""
+    data = read_span(path, span)
+    raw_states, raw_hashes = accel.sessions(data)
+    states = np.frombuffer(raw_states, dtype=np.uint8).copy()
+    hashes = np.frombuffer(raw_hashes, dtype=np.uint64).copy()
+    unsure = np.flatnonzero(states == _UNSURE)
+    if len(unsure):
+        lines = split_lines(data)
+        for i in unsure:
+            session = own_session(lines[i])
+            states[i] = _NONE if session is None else _OWN
+            hashes[i] = 0 if session is None else accel.session_hash(session)
+    return states, hashes
+
+
+def _deal(session: np.ndarray, shares: int) -> np.ndarray:
+    """The share of each line: whole sessions, largest first, each to the share with the
+    fewest lines so far (by hash when there are too many sessions to deal one by one)."""
+    lines = pl.Series("h", session, dtype=pl.UInt64)
+    sizes = lines.value_counts(name="n").sort("n", "h", descending=[True, False])
+    if sizes.height > _BALANCE_MAX_SESSIONS:
+        return (session % np.uint64(shares)).astype(np.uint8)
+    share_of = []
+    load = [0] * shares
+    for n in sizes["n"]:
+        target = load.index(min(load))
+        share_of.append(target)
+        load[target] += n
+    dealt = lines.replace_strict(sizes["h"], share_of, return_dtype=pl.UInt8)
+    return dealt.to_numpy()
+
+
+def plan(path: str, shares: int, ctx: LoadContext) -> SharePlan | None:
+    """Deal the sessions of an uncompressed capture file into ``shares`` shares; None
+    without the C scanner (the light pass is in C)."""
+    if not accel.available():
+        return None
+    shares = max(1, min(shares, MAX_SHARES))
+    spans = boundaries_of_file(path, CHUNK_BYTES)
+    with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(spans)))) as pool:
+        parts = list(pool.map(lambda span: _line_sessions(path, span), spans))
+    counts = [len(states) for states, _ in parts]
+    first_lines = list(np.cumsum([1, *counts[:-1]]).tolist()) if counts else []
+    states = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.uint8)
+    own = np.concatenate([h for _, h in parts]) if parts else np.zeros(0, np.uint64)
+    # fill_context: forward fill, then backward fill, then the file's default session
+    has_own = states == _OWN
+    if has_own.any():
+        source = np.where(has_own, np.arange(len(states)), -1)
+        np.maximum.accumulate(source, out=source)
+        source[source < 0] = int(np.argmax(has_own))
+        session = own[source]
+    else:
+        session = np.full(len(states), accel.session_hash(ctx.stem), dtype=np.uint64)
+    return SharePlan(
+        source=path,
+        spans=spans,
+        first_lines=[int(x) for x in first_lines],
+        line_counts=counts,
+        states=states,
+        own=own,
+        session=session,
+        share=_deal(session, shares),
+        shares=shares,
+    )
+
+
+def _check_and_fill(df: pl.DataFrame, share_plan: SharePlan, ctx: LoadContext) -> pl.DataFrame:
+    """The share's rows with the sessions the whole file would give them: each row's own
+    session checked against the plan, the missing ones filled from it."""
+    index = df["line"].to_numpy() - 1
+    names = df["session"].drop_nulls().unique().to_list()
+    hashes = [accel.session_hash(name) for name in names]
+    if len(set(hashes)) != len(hashes):
+        raise PlanMismatch("two sessions of the share have the same hash")
+    row_hash = df.select(
+        pl.col("session").replace_strict(names, hashes, default=0, return_dtype=pl.UInt64)
+    ).to_series()
+    has = df["session"].is_not_null().to_numpy()
+    expected = share_plan.states[index]
+    ok = np.where(
+        has, (expected == _OWN) & (row_hash.to_numpy() == share_plan.own[index]), expected == _NONE
+    )
+    if not ok.all():
+        line = int(df["line"][int(np.argmin(ok))])
+        raise PlanMismatch(f"line {line}: its session is not the one the light pass read")
+    if has.all():
+        return fill_servers(df)
+    known = dict(zip(hashes, names, strict=True))
+    known.setdefault(accel.session_hash(ctx.stem), ctx.stem)
+    missing = share_plan.session[index[~has]]
+    wanted = [int(h) for h in np.unique(missing)]
+    if any(h not in known for h in wanted):
+        raise PlanMismatch("a row takes a session that has no row of its own in the share")
+    filled = pl.Series(share_plan.session[index], dtype=pl.UInt64).replace_strict(
+        wanted, [known[h] for h in wanted], default=None, return_dtype=pl.String
+    )
+    return fill_servers(df.with_columns(session=pl.col("session").fill_null(filled)))
+
+
+def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFrame:
+    """The messages of one share: its lines' rows, ordinals from 0 in line order, sessions
+    as loading the whole file gives them. Raises :class:`PlanMismatch` when a row's
+    session is not the plan's (see the module docstring)."""
+    module: ChunkedLoader = sys.modules[capture.__name__]
+    wanted = bytes([share])
+    # the plan's chunks taken ``shares`` at a time, so that each read yields about as
+    # many rows as a chunk of the whole file: many small frames make every query slower
+    groups = [
+        range(i, min(i + share_plan.shares, len(share_plan.spans)))
+        for i in range(0, len(share_plan.spans), share_plan.shares)
+    ]
+
+    def parse(group: range) -> pl.DataFrame | None:
+        first = share_plan.first_lines[group[0]]
+        count = sum(share_plan.line_counts[i] for i in group)
+        select = share_plan.share[first - 1 : first - 1 + count].tobytes()
+        if wanted not in select:
+            return None
+        span = Span(share_plan.spans[group[0]].start, share_plan.spans[group[-1]].end, first)
+        data = read_span(share_plan.source, span)
+        return capture.parse_chunk(data, first, ctx, select=select, wanted=share)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(groups)))) as pool:
+        frames = [f for f in pool.map(parse, groups) if f is not None]
+    return join(module, frames, ctx, fill=lambda df: _check_and_fill(df, share_plan, ctx))
+
+
+__all__ = ["MAX_SHARES", "PlanMismatch", "SharePlan", "load_share", "own_session", "plan"]

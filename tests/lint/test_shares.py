@@ -1,0 +1,201 @@
+"""Linting a capture file a share of its sessions at a time gives the findings of
+linting it whole: the same rows, in the same order, with the file's ordinals.
+
+The equality is checked on the injected capture (every violation kind, in sessions of
+its own, among clean ones) and on a capture of awkward lines: invalid JSON, blank
+lines, lines without a session, sessions spelt with escapes or as numbers, batches,
+CRLF endings. A line whose session the light pass cannot read right must make the
+share plan give up (the file is then linted whole), never change a finding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from factories import load_generator, load_injector
+from polars.testing import assert_frame_equal
+from typer.testing import CliRunner
+
+import mcptrace
+from mcptrace.cli import app
+from mcptrace.linter import lint
+from mcptrace.linter.shares import lint_file, lint_in_shares, shares_for
+from mcptrace.loaders import accel
+from mcptrace.loaders.base import LoadContext
+from mcptrace.loaders.partition import PlanMismatch, load_share, own_session, plan
+
+inj = load_injector()
+needs_scanner = pytest.mark.skipif(not accel.available(), reason="the C scanner is not built")
+
+
+def _whole(path: Path) -> pl.DataFrame:
+    return lint(mcptrace.load(path))
+
+
+def _same(shared: pl.DataFrame, whole: pl.DataFrame) -> None:
+    assert_frame_equal(shared, whole)
+
+
+@pytest.fixture(scope="module")
+def injected(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("shares")
+    clean, out = folder / "clean.jsonl", folder / "injected.jsonl"
+    load_generator().generate_capture(clean, messages=6_000, seed=11, sessions=40)
+    inj.inject_violations(clean, out, seed=2)
+    return out
+
+
+@needs_scanner
+@pytest.mark.parametrize("shares", [2, 3, 7])
+def test_shares_find_what_the_whole_file_does(injected: Path, shares: int) -> None:
+    done = lint_in_shares(injected, shares=shares)
+    assert done is not None and done.shares == shares
+    whole = _whole(injected)
+    assert whole["code"].n_unique() > 40  # every kind of violation is there
+    _same(done.findings, whole)
+    # what reporters read: the verbatim line of every message a finding points at
+    trace = mcptrace.load(injected)
+    expected = (
+        trace.messages.filter(pl.col("ordinal").is_in(whole["ordinal"].implode()))
+        .select("ordinal", "raw")
+        .sort("ordinal")
+    )
+    assert_frame_equal(done.messages.sort("ordinal"), expected)
+
+
+@needs_scanner
+def test_shares_hold_whole_sessions_of_about_equal_size(injected: Path) -> None:
+    ctx = LoadContext(source=str(injected))
+    share_plan = plan(str(injected), 3, ctx)
+    assert share_plan is not None
+    sizes = share_plan.share_sizes()
+    assert sum(sizes) == share_plan.lines and min(sizes) > 0.6 * max(sizes)
+    whole = mcptrace.load(injected).messages
+    seen: set[str] = set()
+    for share in range(3):
+        rows = load_share(share_plan, share, ctx)
+        sessions = set(rows["session"].unique().to_list())
+        assert not sessions & seen, "a session split across shares"
+        seen |= sessions
+        # the rows are the whole file's rows of those sessions, ordinals aside
+        expected = whole.filter(pl.col("session").is_in(sorted(sessions))).drop("ordinal")
+        assert_frame_equal(rows.drop("ordinal"), expected)
+        assert rows["ordinal"].to_list() == list(range(rows.height))
+    assert seen == set(whole["session"].unique().to_list())
+
+
+AWKWARD = [
+    # leading lines without a session take the first session (backward fill)
+    b"",
+    b"this is not JSON",
+    b'{"ts":"2026-01-01T00:00:00Z","dir":"c2s","session":"a","msg":{"jsonrpc":"2.0",'
+    b'"id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+    b'"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}}',
+    b'{"ts":"2026-01-01T00:00:00.1Z","dir":"c2s","session":"b","msg":{"jsonrpc":"2.0",'
+    b'"id":1,"method":"tools/list"}}',
+    # an invalid line belongs to the session before it (b), whatever it says inside
+    b'{"ts":"2026-01-01T00:00:00.2Z","dir":"s2c","session":"a","msg":{"jsonrpc":"2.0",',
+    b'{"ts":"2026-01-01T00:00:00.3Z","dir":"s2c","session":"b","msg":{"jsonrpc":"2.0",'
+    b'"id":1,"result":{"tools":[]}}}\r',
+    # the same session spelt with an escape, and a session given as a number
+    b'{"ts":"2026-01-01T00:00:00.4Z","dir":"s2c","session":"\\u0061","msg":{"jsonrpc":'
+    b'"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},'
+    b'"serverInfo":{"name":"s","version":"1"}}}}',
+    b'{"ts":"2026-01-01T00:00:00.5Z","dir":"c2s","session":7,"msg":{"jsonrpc":"2.0",'
+    b'"id":null,"method":"ping"}}',
+    # a batch (two rows on one line), a record without msg, text on stderr
+    b'{"ts":"2026-01-01T00:00:00.6Z","dir":"c2s","session":"a","msg":[{"jsonrpc":"2.0",'
+    b'"id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]}',
+    b'{"ts":"2026-01-01T00:00:00.7Z","dir":"c2s","session":"b"}',
+    b'{"ts":"2026-01-01T00:00:00.8Z","dir":"stderr","session":"7","msg":"warming up"}',
+    # a session member that is null, and one named twice (the last counts)
+    b'{"ts":"2026-01-01T00:00:00.9Z","dir":"c2s","session":null,"msg":{"jsonrpc":"2.0",'
+    b'"method":"notifications/initialized"}}',
+    b'{"ts":"2026-01-01T00:00:01Z","dir":"c2s","session":"b","session":"a","msg":'
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}}',
+    b'{ "ts" : "2026-01-01T00:00:01.1Z" , "dir":"c2s" , "session" : "b" , "msg" : '
+    b'{ "jsonrpc" : "2.0" , "id" : 9 , "method" : "tools/call" , "params" : '
+    b'{ "name" : "x{" } } }',
+]
+
+
+@needs_scanner
+@pytest.mark.parametrize("shares", [2, 3, 5])
+def test_awkward_lines_land_where_the_loader_puts_them(tmp_path: Path, shares: int) -> None:
+    path = tmp_path / "awkward.jsonl"
+    path.write_bytes(b"\n".join(AWKWARD * 3) + b"\n")
+    done = lint_in_shares(path, shares=shares)
+    assert done is not None
+    whole = _whole(path)
+    assert not whole.is_empty()
+    _same(done.findings, whole)
+
+
+def test_own_session_reads_lines_as_the_loader_does() -> None:
+    assert own_session(b'{"session":"s","msg":{}}') == "s"
+    assert own_session(b'{"session":"\\u0073","msg":{}}') == "s"
+    assert own_session(b'{"session":[1],"msg":{}}') == "[1]"
+    assert own_session(b'{"session":"s"}') is None  # no msg: not a capture record
+    assert own_session(b'{"session":null,"msg":{}}') is None
+    assert own_session(b"[1]") is None
+    assert own_session(b"{") is None
+
+
+@needs_scanner
+def test_a_line_the_light_pass_misreads_makes_the_plan_give_up(tmp_path: Path) -> None:
+    """Invalid UTF-8 inside the message: the light pass reads session "b", the loader
+    rejects the line and gives it the session before it ("a")."""
+    lines = [
+        b'{"dir":"c2s","session":"a","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
+        b'{"dir":"c2s","session":"b","msg":{"jsonrpc":"2.0","id":1,"method":"p\xffng"}}',
+        b'{"dir":"c2s","session":"b","msg":{"jsonrpc":"2.0","id":2,"method":"ping"}}',
+    ]
+    path = tmp_path / "bad-utf8.jsonl"
+    path.write_bytes(b"\n".join(lines * 4) + b"\n")
+    ctx = LoadContext(source=str(path))
+    share_plan = plan(str(path), 2, ctx)
+    assert share_plan is not None
+    with pytest.raises(PlanMismatch):
+        for share in range(2):
+            load_share(share_plan, share, ctx)
+    assert lint_in_shares(path, shares=2) is None
+    _same(lint_file(path, shares=2), _whole(path))
+
+
+def test_files_that_are_not_plain_captures_are_linted_whole(tmp_path: Path) -> None:
+    stdio = Path("sample_traces/stdio").glob("*.jsonl")
+    for path in stdio:
+        assert lint_in_shares(path, shares=3) is None
+        _same(lint_file(path, shares=3), _whole(path))
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(
+        b"\xef\xbb\xbf" + Path("sample_traces/capture/healthy-2026-07-28.jsonl").read_bytes()
+    )
+    assert lint_in_shares(bom, shares=3) is None
+    assert lint_in_shares(tmp_path / "missing.jsonl", shares=3) is None
+    # one share: nothing to gain
+    assert lint_in_shares("sample_traces/capture/healthy-2026-07-28.jsonl") is None
+    assert shares_for(10) == 1 and shares_for(540_000_000) == 3
+
+
+def test_without_the_scanner_files_are_linted_whole(
+    monkeypatch: pytest.MonkeyPatch, injected: Path
+) -> None:
+    monkeypatch.setenv("MCPTRACE_PURE_PYTHON", "1")
+    assert lint_in_shares(injected, shares=3) is None
+
+
+@needs_scanner
+def test_cli_reports_the_same_with_and_without_shares(injected: Path) -> None:
+    runner = CliRunner()
+    outputs = []
+    for option in (["--partitions", "1"], ["--partitions", "4"]):
+        result = runner.invoke(app, ["lint", str(injected), "--format", "sarif", *option])
+        assert result.exit_code == 1, result.output
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    assert '"startLine"' in outputs[0]
+    bad = runner.invoke(app, ["lint", str(injected), "--partitions", "0"])
+    assert bad.exit_code == 2
