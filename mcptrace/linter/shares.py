@@ -5,9 +5,9 @@ each share is loaded, linted and dropped before the next. No rule relates two
 sessions, so the findings are those of linting the whole file: the shares'
 findings are joined and their ordinals (numbered within the share) turned into
 the file's, so the result equals ``lint(load(path))`` row for row. Peak memory
-follows the share: at 10^6 messages (540 MB), three shares peak at 0.8 GiB
-and four at 0.6 GiB, where the whole file takes 1.5 GiB; each share costs a pass
-over the file and the rules' fixed cost again (about 0.3 s).
+follows the share: at 10^6 messages (540 MB), two shares peak at 0.85 GiB and
+three at 0.65 GiB, where the whole file takes 1.5 GiB; each share costs a pass
+over the (mapped) file and the rules' fixed cost again (about 0.3 s).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
 from mcptrace.trace import Trace
 
 #: a capture file is linted in shares of about this many bytes of text: a share's lint
-#: peaks at about 0.15 GiB plus 3 bytes a byte of text (0.8 GiB for a 540 MB capture
+#: peaks at about 0.16 GiB plus 2.6 bytes a byte of text (0.65 GiB for a 540 MB capture
 #: in three shares, where loading it whole and linting takes 1.5 GiB)
 SHARE_BYTES = 192 << 20
 

@@ -41,7 +41,7 @@ def available() -> bool:
     return _scan is not None and os.environ.get("MCPTRACE_PURE_PYTHON", "") in ("", "0")
 
 
-def sessions(data: bytes) -> tuple[bytes, bytes]:
+def sessions(data: bytes | memoryview) -> tuple[bytes, bytes]:
     """The scanner's light pass over capture lines (see ``sessions`` in ``_scan.c``): a
     state byte per line (0 no session of its own, 1 its own, 2 unsure) and the 64-bit
     hash of each own session. Needs the scanner (check :func:`available`)."""
@@ -60,7 +60,7 @@ def session_hash(session: str) -> int:
 
 
 def scan(
-    data: bytes,
+    data: bytes | memoryview,
     first_line: int,
     mode: Mode,
     *,
@@ -141,7 +141,7 @@ LineParser = Callable[..., pl.DataFrame]
 
 
 def parse_chunk(
-    data: bytes,
+    data: bytes | memoryview,
     first_line: int,
     ctx: LoadContext,
     mode: Mode,
@@ -166,6 +166,7 @@ def parse_chunk(
         wanted=wanted,
     )
     if scanned is None:
+        data = bytes(data)
         every = enumerate(split_lines(data), first_line)
         if select is not None:
             return parse_lines(
@@ -180,7 +181,8 @@ def parse_chunk(
     fast, slow = scanned
     if not slow:
         return fast
-    numbered: Iterable[tuple[int, bytes]] = ((line, data[a:b]) for line, a, b in slow)
+    # bytes() copies the few slow lines of a mapped file; of bytes, it is the slice itself
+    numbered: Iterable[tuple[int, bytes]] = ((line, bytes(data[a:b])) for line, a, b in slow)
     rest = parse_lines(numbered, ctx)
     return pl.concat([fast, rest]).sort("line", maintain_order=True)
 

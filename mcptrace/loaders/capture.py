@@ -98,7 +98,12 @@ def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
 
 
 def parse_chunk(
-    data: bytes, first_line: int, ctx: LoadContext, *, select: bytes | None = None, wanted: int = 0
+    data: bytes | memoryview,
+    first_line: int,
+    ctx: LoadContext,
+    *,
+    select: bytes | None = None,
+    wanted: int = 0,
 ) -> pl.DataFrame:
     """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled;
     with ``select`` (a byte per line), only of the lines whose byte is ``wanted``.

@@ -27,8 +27,11 @@ and raises :class:`PlanMismatch`; callers then load the file whole.
 
 from __future__ import annotations
 
+import mmap
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +46,6 @@ from mcptrace.loaders.chunked import (
     Span,
     boundaries_of_file,
     join,
-    read_span,
     workers,
 )
 from mcptrace.loaders.reader import split_lines
@@ -109,13 +111,13 @@ def own_session(line: bytes) -> str | None:
 
 def _line_sessions(path: str, span: Span) -> tuple[np.ndarray, np.ndarray]:
     """States and own-session hashes of a span's lines, the unsure ones decided."""
-    data = read_span(path, span)
-    raw_states, raw_hashes = accel.sessions(data)
+    with _mapped(path, span.start, span.end) as data:
+        raw_states, raw_hashes = accel.sessions(data)
+        unsure = np.flatnonzero(np.frombuffer(raw_states, dtype=np.uint8) == _UNSURE)
+        lines = split_lines(bytes(data)) if len(unsure) else []
     states = np.frombuffer(raw_states, dtype=np.uint8).copy()
     hashes = np.frombuffer(raw_hashes, dtype=np.uint64).copy()
-    unsure = np.flatnonzero(states == _UNSURE)
     if len(unsure):
-        lines = split_lines(data)
         for i in unsure:
             session = own_session(lines[i])
             states[i] = _NONE if session is None else _OWN
@@ -141,8 +143,8 @@ def _deal(session: np.ndarray, shares: int) -> np.ndarray:
 
 
 def plan(path: str, shares: int, ctx: LoadContext) -> SharePlan | None:
-    """Deal the sessions of an uncompressed capture file into ``shares`` shares; None
-    without the C scanner (the light pass is in C)."""
+    """Deal the sessions of an uncompressed capture file (without a byte order mark)
+    into ``shares`` shares; None without the C scanner (the light pass is in C)."""
     if not accel.available():
         return None
     shares = max(1, min(shares, MAX_SHARES))
@@ -208,6 +210,24 @@ def _check_and_fill(df: pl.DataFrame, share_plan: SharePlan, ctx: LoadContext) -
     return fill_servers(df.with_columns(session=pl.col("session").fill_null(filled)))
 
 
+@contextmanager
+def _mapped(path: str, start: int, end: int) -> Iterator[memoryview]:
+    """Bytes [start, end) of a file, mapped rather than read: a share reads every line
+    of the file to skip most of them, and copying them all into new memory cost more
+    than the scan (the scanner copies the lines it keeps)."""
+    base = start - start % mmap.ALLOCATIONGRANULARITY
+    with (
+        open(path, "rb") as f,
+        mmap.mmap(f.fileno(), end - base, offset=base, access=mmap.ACCESS_READ) as mapped,
+    ):
+        view = memoryview(mapped)
+        try:
+            with view[start - base :] as data:
+                yield data
+        finally:
+            view.release()
+
+
 def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFrame:
     """The messages of one share: its lines' rows, ordinals from 0 in line order, sessions
     as loading the whole file gives them. Raises :class:`PlanMismatch` when a row's
@@ -227,9 +247,9 @@ def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFr
         select = share_plan.share[first - 1 : first - 1 + count].tobytes()
         if wanted not in select:
             return None
-        span = Span(share_plan.spans[group[0]].start, share_plan.spans[group[-1]].end, first)
-        data = read_span(share_plan.source, span)
-        return capture.parse_chunk(data, first, ctx, select=select, wanted=share)
+        start, end = share_plan.spans[group[0]].start, share_plan.spans[group[-1]].end
+        with _mapped(share_plan.source, start, end) as data:
+            return capture.parse_chunk(data, first, ctx, select=select, wanted=share)
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(groups)))) as pool:
         frames = [f for f in pool.map(parse, groups) if f is not None]
