@@ -86,7 +86,7 @@ def parse_window(since: str | None, until: str | None) -> tuple[datetime | None,
 _BIG_FILE = 32 << 20
 
 
-class _Progress:
+class Progress:
     """A one-line progress report on stderr, shown only on a terminal and after a moment."""
 
     def __init__(self) -> None:
@@ -108,6 +108,14 @@ class _Progress:
         sys.stderr.write(f"\r\x1b[Kloading {index + 1}/{total}: {path} ({size / 1e6:,.0f} MB)")
         sys.stderr.flush()
 
+    def share(self, path: str, index: int, total: int) -> None:
+        """Before each share of a file linted share by share (see ``mcptrace lint``)."""
+        if not self.enabled:
+            return
+        self.shown = True
+        sys.stderr.write(f"\r\x1b[Klinting {path}: share {index + 1}/{total}")
+        sys.stderr.flush()
+
     def done(self) -> None:
         if self.shown:
             sys.stderr.write("\r\x1b[K")
@@ -116,7 +124,7 @@ class _Progress:
 
 def load_or_exit(paths: list[Path], fmt: str | None, tz: str | None) -> Trace:
     """Load the inputs; on failure print the reason and exit 2."""
-    progress = _Progress()
+    progress = Progress()
     try:
         trace = mcptrace.load(paths, format=fmt, tz=tz, progress=progress)
     except McpTraceError as exc:

@@ -24,6 +24,7 @@ import typer
 from mcptrace import _json
 from mcptrace.baseline import apply_baseline, write_baseline
 from mcptrace.cli._common import (
+    Progress,
     SchemaDirOpt,
     SinceOpt,
     TraceArg,
@@ -230,6 +231,7 @@ def lint(
         raise usage_error("--write-baseline records every finding: drop --since/--until")
 
     chosen = {"select": chosen_select, "ignore": chosen_ignore}
+    progress = Progress()
     try:
         in_shares = (
             lint_in_shares(
@@ -239,6 +241,7 @@ def lint(
                 tz=tz,
                 revision=chosen_revision,
                 schema_dir=chosen_schema_dir,
+                progress=lambda share, total: progress.share(str(traces[0]), share, total),
                 **chosen,
             )
             if len(traces) == 1 and partitions != 1
@@ -256,6 +259,8 @@ def lint(
             _note_call_only(trace)
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc
+    finally:
+        progress.done()
 
     if write_baseline_to is not None:
         # the baseline records everything found now, whatever an older baseline accepted

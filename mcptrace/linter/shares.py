@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,9 +137,11 @@ def lint_in_shares(
     ignore: Iterable[str] | None = None,
     revision: str | None = None,
     schema_dir: str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> FileLint | None:
     """Lint one capture file a share of its sessions at a time (``shares`` of them, by
     default one per :data:`SHARE_BYTES`); the options are :func:`~mcptrace.linter.lint`'s.
+    ``progress(share, shares)`` is called before each share is loaded.
 
     None when the file is not linted this way, and should be loaded whole: it is not
     an uncompressed file in the mcptrace capture format, reading it drew a warning (a
@@ -169,6 +171,8 @@ def lint_in_shares(
     pointed: list[pl.DataFrame] = []
     options = LintOptions(select, ignore, revision, schema_dir)
     for share in range(share_plan.shares):
+        if progress is not None:
+            progress(share, share_plan.shares)
         try:
             done = _lint_share(share_plan, share, ctx, size, options)
         except PlanMismatch:

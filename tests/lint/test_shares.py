@@ -50,8 +50,10 @@ def injected(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @needs_scanner
 @pytest.mark.parametrize("shares", [2, 3, 7])
 def test_shares_find_what_the_whole_file_does(injected: Path, shares: int) -> None:
-    done = lint_in_shares(injected, shares=shares)
+    seen: list[tuple[int, int]] = []
+    done = lint_in_shares(injected, shares=shares, progress=lambda i, n: seen.append((i, n)))
     assert done is not None and done.shares == shares
+    assert seen == [(i, shares) for i in range(shares)]
     whole = _whole(injected)
     assert whole["code"].n_unique() > 40  # every kind of violation is there
     _same(done.findings, whole)
