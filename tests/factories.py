@@ -62,33 +62,27 @@ def ts(seconds: float) -> str:
 WriteLines = Callable[..., Path]
 
 
-def load_generator() -> ModuleType:
-    """``benchmarks/generate.py`` as a module (benchmarks is not a package).
-
-    Registered in ``sys.modules`` under a private name because its dataclasses
-    need their module to be importable.
-    """
-    name = "mcptrace_bench_generate"
+def _benchmark_module(name: str, filename: str) -> ModuleType:
+    """``benchmarks/<filename>`` as a module (benchmarks is not a package), registered
+    in ``sys.modules`` under a private name because its dataclasses need their module
+    to be importable."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "generate.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / filename)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_generator() -> ModuleType:
+    """``benchmarks/generate.py`` as a module."""
+    return _benchmark_module("mcptrace_bench_generate", "generate.py")
 
 
 def load_injector() -> ModuleType:
-    """``benchmarks/inject.py`` as a module, like :func:`load_generator` (it reuses the
-    generator module loaded under its private name)."""
+    """``benchmarks/inject.py`` as a module (it reuses the generator module loaded under
+    its private name)."""
     load_generator()
-    name = "mcptrace_bench_inject"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "inject.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return _benchmark_module("mcptrace_bench_inject", "inject.py")

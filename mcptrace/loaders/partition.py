@@ -28,6 +28,7 @@ and raises :class:`PlanMismatch`; callers then load the file whole.
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +84,8 @@ class SharePlan:
     #: the share of each line
     share: np.ndarray
     shares: int
+    #: the file's size and modification time when it was planned
+    stamp: tuple[int, int]
 
     @property
     def lines(self) -> int:
@@ -148,9 +151,15 @@ def plan(path: str, shares: int, ctx: LoadContext) -> SharePlan | None:
     if not accel.available():
         return None
     shares = max(1, min(shares, MAX_SHARES))
-    spans = boundaries_of_file(path, CHUNK_BYTES)
-    with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(spans)))) as pool:
-        parts = list(pool.map(lambda span: _line_sessions(path, span), spans))
+    try:
+        stamp = _stamp(path)
+        spans = boundaries_of_file(path, CHUNK_BYTES)
+        with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(spans)))) as pool:
+            parts = list(pool.map(lambda span: _line_sessions(path, span), spans))
+        if _stamp(path) != stamp:
+            return None  # written to while it was read: load it whole, as it is now
+    except (OSError, ValueError):  # gone, or shorter than its spans (mmap refuses those)
+        return None
     counts = [len(states) for states, _ in parts]
     first_lines = list(np.cumsum([1, *counts[:-1]]).tolist()) if counts else []
     states = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.uint8)
@@ -174,7 +183,13 @@ def plan(path: str, shares: int, ctx: LoadContext) -> SharePlan | None:
         session=session,
         share=_deal(session, shares),
         shares=shares,
+        stamp=stamp,
     )
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    info = os.stat(path)
+    return info.st_size, info.st_mtime_ns
 
 
 def _check_and_fill(df: pl.DataFrame, share_plan: SharePlan, ctx: LoadContext) -> pl.DataFrame:
@@ -251,8 +266,15 @@ def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFr
         with _mapped(share_plan.source, start, end) as data:
             return capture.parse_chunk(data, first, ctx, select=select, wanted=share)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(groups)))) as pool:
-        frames = [f for f in pool.map(parse, groups) if f is not None]
+    # the file is mapped, and a mapped file cut shorter under the reader is a crash
+    # (SIGBUS): a file changed since the plan is not read this way
+    try:
+        if _stamp(share_plan.source) != share_plan.stamp:
+            raise PlanMismatch("the file changed since its shares were planned")
+        with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(groups)))) as pool:
+            frames = [f for f in pool.map(parse, groups) if f is not None]
+    except (OSError, ValueError) as exc:
+        raise PlanMismatch(f"the file cannot be read as planned: {exc}") from exc
     return join(module, frames, ctx, fill=lambda df: _check_and_fill(df, share_plan, ctx))
 
 

@@ -201,3 +201,45 @@ def test_cli_reports_the_same_with_and_without_shares(injected: Path) -> None:
     assert '"startLine"' in outputs[0]
     bad = runner.invoke(app, ["lint", str(injected), "--partitions", "0"])
     assert bad.exit_code == 2
+
+
+@needs_scanner
+def test_a_file_changed_after_planning_is_not_read_by_the_plan(tmp_path: Path) -> None:
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(b"\n".join(AWKWARD) + b"\n")
+    ctx = LoadContext(source=str(path))
+    share_plan = plan(str(path), 2, ctx)
+    assert share_plan is not None
+    with path.open("ab") as f:  # a capture still being written
+        f.write(AWKWARD[2] + b"\n")
+    with pytest.raises(PlanMismatch, match="changed"):
+        load_share(share_plan, 0, ctx)
+    path.write_bytes(b"")  # and cut short: mapping the planned spans would fail
+    with pytest.raises(PlanMismatch):
+        load_share(share_plan, 0, ctx)
+
+
+@needs_scanner
+def test_cli_baseline_and_window_work_the_same_in_shares(injected: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    baselines = []
+    for shares in ("1", "3"):
+        dest = tmp_path / f"baseline-{shares}.json"
+        result = runner.invoke(
+            app, ["lint", str(injected), "--partitions", shares, "--write-baseline", str(dest)]
+        )
+        assert result.exit_code == 0, result.output
+        baselines.append(dest.read_bytes())
+        accepted = runner.invoke(
+            app, ["lint", str(injected), "--partitions", shares, "--baseline", str(dest)]
+        )
+        assert accepted.exit_code == 0, accepted.output
+    assert baselines[0] == baselines[1]
+    ts = _whole(injected)["ts"].drop_nulls().sort()
+    since, until = ts[len(ts) // 3].isoformat(), ts[2 * len(ts) // 3].isoformat()
+    window = ["--format", "json", "--since", since, "--until", until]
+    windows = [
+        runner.invoke(app, ["lint", str(injected), "--partitions", shares, *window]).stdout
+        for shares in ("1", "3")
+    ]
+    assert windows[0] == windows[1] and windows[0].count('"code"') > 3
