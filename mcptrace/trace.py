@@ -74,6 +74,11 @@ class Trace:
     unordered_sessions: frozenset[str] = field(default_factory=frozenset)
     #: calls of formats without message frames (OpenTelemetry spans, gateway logs)
     call_records: pl.DataFrame = field(default_factory=CALLS.empty)
+    #: for a time window cut by :meth:`filter`: the trace it was cut from and the window
+    #: (since, until), so that the linter can judge the window with the whole capture
+    window_of: tuple[Trace, datetime | None, datetime | None] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @cached_property
     def identity(self) -> pl.DataFrame:
@@ -141,6 +146,9 @@ class Trace:
         counts by its own time), paired on the whole capture, so a call answered after
         the window ends keeps its real outcome and latency instead of looking
         unanswered, and one asked before it starts does not become an orphan.
+        :func:`mcptrace.lint` of a window lints the whole capture (its sessions, when
+        ``session`` is given) and keeps the findings on messages inside the window, so a
+        window that starts mid-session draws no lifecycle findings for its handshake.
         """
         context = self
         if session is not None:
@@ -167,6 +175,7 @@ class Trace:
             self.sources,
             self.unordered_sessions,
             context.call_records.filter(in_window(pl.col("request_ts"))),
+            window_of=(context, since, until),
         )
         # cached_property keeps its value in the instance dict: setting it gives the
         # window the whole capture's session identity and pairing

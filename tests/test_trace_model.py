@@ -237,6 +237,36 @@ def test_time_window_keeps_identity_and_whole_calls(write_lines: WriteLines) -> 
     assert trace.filter(session="other").calls.is_empty()
 
 
+def test_linting_a_window_judges_it_with_the_whole_capture(write_lines: WriteLines) -> None:
+    """A window that starts mid-session has no handshake of its own: linted alone it
+    would draw lifecycle findings. lint() of a window lints the whole capture and keeps
+    the findings on the window's messages, as `mcptrace lint --since/--until` does."""
+    from datetime import UTC, datetime
+
+    from mcptrace.linter import lint
+
+    path = write_lines(
+        [
+            *_init(),  # before the window
+            rec(req(1, "tools/list"), ts=ts(11)),
+            rec(req(1, "tools/list"), ts=ts(12)),  # id 1 reused in flight: an error
+            rec(res(1), dir="s2c", ts=ts(13)),
+            rec(req(None, "tools/list"), ts=ts(30)),  # null id, after the window
+        ]
+    )
+    trace = mcptrace.load(path)
+    since = datetime(2026, 8, 1, 10, 0, 10, tzinfo=UTC)
+    until = datetime(2026, 8, 1, 10, 0, 20, tzinfo=UTC)
+    whole = lint(trace)
+    found = lint(trace.filter(since=since, until=until))
+    assert set(found["line"]) == {4, 5}  # the reuse and its victim; not the null id (7)
+    assert not found["code"].str.starts_with("LC").any()
+    inside = whole.filter(pl.col("ts").is_between(since, until))
+    assert found.equals(inside)
+    assert lint(trace.filter(session="s1", since=since, until=until)).equals(inside)
+    assert lint(trace.filter(session="nobody", since=since)).is_empty()
+
+
 def test_id_reused_in_flight_pairs_each_response_with_a_waiting_request(
     write_lines: WriteLines,
 ) -> None:

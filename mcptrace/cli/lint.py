@@ -13,7 +13,6 @@ reporter and maps the result to an exit code, as ruff does:
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -41,6 +40,7 @@ from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.linter import RULES, Rule, get_rule, select_rules
 from mcptrace.linter import lint as run_lint
 from mcptrace.linter.docs import rules_table
+from mcptrace.linter.engine import findings_in_window
 from mcptrace.linter.shares import lint_in_shares
 from mcptrace.protocol import is_known_revision
 from mcptrace.reporters import REPORTERS, ReportContext
@@ -95,18 +95,6 @@ def failing(findings: pl.DataFrame, fail_on: str) -> bool:
     """True when a finding is at or above ``fail_on`` (error > warning > info)."""
     levels = list(FAIL_LEVELS[: FAIL_LEVELS.index(fail_on) + 1])
     return bool(findings["severity"].cast(pl.String).is_in(levels).any())
-
-
-def _in_window(
-    findings: pl.DataFrame, start: datetime | None, end: datetime | None
-) -> pl.DataFrame:
-    """The findings on messages captured between ``start`` and ``end`` (inclusive)."""
-    inside = pl.col("ts").is_not_null()
-    if start is not None:
-        inside &= pl.col("ts") >= start
-    if end is not None:
-        inside &= pl.col("ts") <= end
-    return findings.filter(inside)
 
 
 def lint(
@@ -283,7 +271,7 @@ def lint(
         typer.echo(note, err=True)
 
     if start is not None or end is not None:
-        findings = _in_window(findings, start, end)
+        findings = findings_in_window(findings, start, end)
 
     ctx = ReportContext(rules=rules, messages=messages, root=str(Path.cwd()))
     report = REPORTERS[report_format](findings, ctx)

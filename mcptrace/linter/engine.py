@@ -9,6 +9,7 @@ code, name, severity, scope, location and revision on each.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -67,16 +68,36 @@ def lint(
     ``select``/``ignore`` take rule codes, code prefixes (``JR``, ``JR0``) or names;
     ``revision`` judges every session by that revision instead of the detected one;
     ``schema_dir`` (layout ``DIR/<revision>/schema.json``) turns on validation against the
-    official JSON Schemas (the SC rules).
+    official JSON Schemas (the SC rules). A time window cut with :meth:`Trace.filter` is
+    judged with the whole capture around it: the findings are those on its messages.
     """
     if revision is not None and not is_known_revision(revision):
         from mcptrace.errors import UsageError
 
         raise UsageError(f"unknown revision {revision!r}")
+    if trace.window_of is not None:
+        # a window cut by Trace.filter: judged with the whole capture around it, else
+        # a window starting mid-session would lack its handshake
+        whole, since, until = trace.window_of
+        found = lint(whole, select=select, ignore=ignore, revision=revision, schema_dir=schema_dir)
+        return findings_in_window(found, since, until)
     ctx = LintContext(
         trace, revision_override=revision, schema_dir=Path(schema_dir) if schema_dir else None
     )
     return merge_findings([_run(rule, ctx) for rule in select_rules(select, ignore)])
+
+
+def findings_in_window(
+    findings: pl.DataFrame, since: datetime | None, until: datetime | None
+) -> pl.DataFrame:
+    """The findings on messages captured between ``since`` and ``until`` (inclusive);
+    untimed ones are left out."""
+    inside = pl.col("ts").is_not_null()
+    if since is not None:
+        inside &= pl.col("ts") >= since
+    if until is not None:
+        inside &= pl.col("ts") <= until
+    return findings.filter(inside)
 
 
 def merge_findings(parts: Iterable[pl.DataFrame]) -> pl.DataFrame:
