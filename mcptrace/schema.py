@@ -184,6 +184,12 @@ MESSAGES = Table(
             pl.Boolean(),
             "true when the capture did not record the direction and mcptrace inferred it",
         ),
+        Column(
+            "unordered",
+            pl.Boolean(),
+            "true when the session was captured as two per-direction streams (stdio files "
+            "x.in/x.out): its order relative to the other direction is unknown",
+        ),
         Column("transport", Transport, "stdio, http or unknown"),
         Column(
             "kind",

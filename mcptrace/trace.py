@@ -280,6 +280,7 @@ def apply_plan(df: pl.DataFrame, plan: FilePlan, *, first_chunk: bool = True) ->
             session=pl.lit(plan.session),
             direction=pl.lit(plan.direction).cast(MESSAGES.schema["direction"]),
             direction_inferred=pl.lit(False),
+            unordered=pl.lit(True),
         )
     if plan.prefix is not None:
         df = df.with_columns(session=pl.format("{}:{}", pl.lit(plan.prefix), pl.col("session")))
@@ -390,7 +391,9 @@ def load(
     messages = MESSAGES.conform(pl.concat(frames, how="vertical"))
     frames.clear()
     sources = SOURCES.from_columns({c: [r.get(c) for r in source_rows] for c in SOURCES.names})
+    # per-direction files, and converted captures of them (their records say so)
     unordered = {p.session for p in plans if p.session is not None}
+    unordered.update(messages.filter(pl.col("unordered"))["session"].unique().to_list())
     return Trace(
         messages=messages,
         sources=sources,

@@ -46,7 +46,7 @@ def capture_records(messages: pl.DataFrame) -> Iterator[bytes]:
     """Each messages row as one mcptrace capture JSONL line (without newline)."""
     MESSAGES.validate(messages)
     cols = ["ts", "direction", "session", "server", "transport", "kind", "message", "raw",
-            "http_method", "http_status", "http_headers", "batched"]  # fmt: skip
+            "http_method", "http_status", "http_headers", "batched", "unordered"]  # fmt: skip
     for row in messages.select(cols).iter_rows(named=True):
         kind = row["kind"]
         if kind == "blank":
@@ -63,6 +63,10 @@ def capture_records(messages: pl.DataFrame) -> Iterator[bytes]:
             rec["server"] = row["server"]
         if row["transport"] != "unknown":
             rec["transport"] = row["transport"]
+        if row["unordered"]:
+            # one direction of a per-direction capture: the order across directions,
+            # which this file's line order seems to give, was never captured
+            rec["unordered"] = True
         text = row["message"] if row["message"] is not None else row["raw"]
         if kind in ("request", "notification", "response", "error"):
             rec["msg"] = _json.loads(text)

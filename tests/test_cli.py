@@ -132,6 +132,27 @@ def test_convert_keeps_transport_events(tmp_path: Path) -> None:
     assert codes == sorted(mcptrace.lint(before)["code"].to_list())
 
 
+def test_convert_keeps_the_order_of_a_per_direction_pair_unknown(tmp_path: Path) -> None:
+    # x.in.jsonl + x.out.jsonl: the order across the two files was never captured. One
+    # capture file seems to give one; its records must say it does not, or the pairing
+    # and lifecycle rules judge an order that was never seen (they drew LC004 and PR003)
+    pair = SAMPLES / "stdio-pair"
+    out = tmp_path / "pair.jsonl"
+    assert runner.invoke(app, ["convert", str(pair), "-o", str(out)]).exit_code == 0
+    before, after = mcptrace.load(pair), mcptrace.load(out)
+    assert before.unordered_sessions == after.unordered_sessions == frozenset({"docs"})
+    assert after.messages["unordered"].all()
+    assert after.calls["latency_ms"].null_count() == after.calls.height
+    codes = sorted(mcptrace.lint(after)["code"].to_list())
+    assert codes == sorted(mcptrace.lint(before)["code"].to_list())
+    assert "LC004" not in codes and "PR003" not in codes
+    # a record that says nothing of order is ordered as written
+    line = out.read_text().splitlines()[0].replace(',"unordered":true', "")
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(line + "\n")
+    assert not mcptrace.load(plain).unordered_sessions
+
+
 def test_formats_lists_every_loader() -> None:
     out = runner.invoke(app, ["formats"]).output
     for name in mcptrace.FORMATS:

@@ -151,7 +151,7 @@ class LintContext:
     def messages(self) -> pl.DataFrame:
         """The messages table plus ``revision`` (of the session, or --revision) and
         ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
-        ``ts_quality``, ``direction_inferred``, ``batch_index``) are left out: every
+        ``ts_quality``, ``direction_inferred``, ``unordered``, ``batch_index``) are left out: every
         filter would carry them along."""
         revs = self.session_revisions.select("session", "revision")
         # a per-row lookup, not a join: it keeps the table's chunks, so the frame stays
@@ -160,7 +160,9 @@ class LintContext:
         revision = pl.col("session").replace_strict(
             revs["session"], revs["revision"], default=None, return_dtype=pl.String
         )
-        frame = self.trace.messages.drop("raw", "ts_quality", "direction_inferred", "batch_index")
+        frame = self.trace.messages.drop(
+            "raw", "ts_quality", "direction_inferred", "unordered", "batch_index"
+        )
         frame = frame.with_columns(revision=revision).with_columns(
             modern=pl.col("revision").fill_null("") >= "2026-07-28"
         )

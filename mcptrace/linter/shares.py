@@ -67,7 +67,12 @@ def _share_trace(messages: pl.DataFrame, path: str, size: int, lines: int) -> Tr
             "note": [None],
         }
     )
-    return Trace(messages=MESSAGES.conform(messages), sources=sources)
+    unordered = messages.filter(pl.col("unordered"))["session"].unique().to_list()
+    return Trace(
+        messages=MESSAGES.conform(messages),
+        sources=sources,
+        unordered_sessions=frozenset(unordered),
+    )
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,7 @@ def scan(
             pl.when(pl.lit(ts).is_null()).then(pl.lit("none")).otherwise(pl.lit("exact"))
         ).to_series(),
         "direction_inferred": constant(False, pl.Boolean()),
+        "unordered": constant(False, pl.Boolean()),
         "transport": rows["transport"].fill_null(transport),
         "batch_index": constant(None, pl.Int32()),
         "batched": constant(False, pl.Boolean()),

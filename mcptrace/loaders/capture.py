@@ -9,7 +9,9 @@ not valid JSON). Recommended: ``ts`` (RFC 3339, UTC), ``dir`` (``c2s`` or ``s2c`
 ``session``. Optional: ``raw`` (the exact wire text of the message), ``server``,
 ``transport`` (``stdio`` or ``http``), ``http`` (``{"method", "status",
 "headers"}``), ``kind`` (``transport`` marks a transport event such as an HTTP 202
-without a body, its description in ``msg``, rather than a line that was not JSON).
+without a body, its description in ``msg``, rather than a line that was not JSON),
+``unordered`` (``true``: the session was captured as two per-direction streams, so
+its order across directions is unknown; written when such a capture is converted).
 Unknown members are ignored, so the format can grow.
 """
 
@@ -72,6 +74,7 @@ def _envelope(rec: dict[str, Any]) -> tuple[Envelope, str | None]:
         server=server if type(server) is str else None,
         direction=direction,
         transport=transport if type(transport) is str and transport in _TRANSPORTS else None,
+        unordered=rec.get("unordered") is True,
     )
     http = rec.get("http")
     if type(http) is dict:

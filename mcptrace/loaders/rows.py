@@ -270,6 +270,8 @@ class Envelope:
     server: str | None = None
     direction: str = "unknown"
     direction_inferred: bool = False
+    #: the session's two directions were captured apart: their relative order is unknown
+    unordered: bool = False
     transport: str | None = None
     http_method: str | None = None
     http_status: int | None = None
@@ -281,6 +283,7 @@ _ENV_SPARSE = (
     "ts_us",
     "server",
     "direction_inferred",
+    "unordered",
     "transport",
     "http_method",
     "http_status",
@@ -345,6 +348,7 @@ _SPARSE = (
     "ts_us",
     "server",
     "direction_inferred",
+    "unordered",
     "transport",
     "batch_index",
     "target",
@@ -364,6 +368,7 @@ _SPARSE = (
 _SPARSE_TYPES: dict[str, pl.DataType] = {
     "ts_us": pl.Int64(),
     "direction_inferred": pl.Boolean(),
+    "unordered": pl.Boolean(),
     "batch_index": pl.Int32(),
     "error_code": pl.Int64(),
     "error_code_is_int": pl.Boolean(),
@@ -602,6 +607,7 @@ class RowBuilder:
             "server": sp["server"],
             "direction": c["direction"],
             "direction_inferred": sp["direction_inferred"].fill_null(False),
+            "unordered": sp["unordered"].fill_null(False),
             "transport": sp["transport"].fill_null(self.transport),
             "batch_index": sp["batch_index"],
             "batched": sp["batch_index"].is_not_null(),
