@@ -179,8 +179,9 @@ def lint(
             min=1,
             max=255,
             help="Lint one capture file this many shares of its sessions at a time, to "
-            "bound memory (1: load it whole). Same findings either way.  [default: one "
-            "share per 192 MiB of a big uncompressed mcptrace capture]",
+            "bound memory (1: load it whole). Same findings either way.  [default: for an "
+            "uncompressed mcptrace capture of 64 MiB or more, as many as keep each share "
+            "near 0.5 GiB]",
             show_default=False,
         ),
     ] = None,

@@ -7,7 +7,9 @@ findings are joined and their ordinals (numbered within the share) turned into
 the file's, so the result equals ``lint(load(path))`` row for row. Peak memory
 follows the share: at 10^6 messages (540 MB), two shares peak at 0.85 GiB and
 three at 0.65 GiB, where the whole file takes 1.5 GiB; each share costs a pass
-over the (mapped) file and the rules' fixed cost again (about 0.3 s).
+over the (mapped) file and the rules' fixed cost again (about 0.4 s). The number
+of shares is chosen from the file's size *and* lines (:func:`shares_for`): a
+capture of small messages holds more rows a byte, and rows cost memory too.
 """
 
 from __future__ import annotations
@@ -30,10 +32,14 @@ from mcptrace.loaders.partition import PlanMismatch, SharePlan, load_share, plan
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
 from mcptrace.trace import Trace
 
-#: a capture file is linted in shares of about this many bytes of text: a share's lint
-#: peaks at about 0.16 GiB plus 2.6 bytes a byte of text (0.65 GiB for a 540 MB capture
-#: in three shares, where loading it whole and linting takes 1.5 GiB)
-SHARE_BYTES = 192 << 20
+#: files smaller than this are linted whole: they fit in well under 1 GiB
+MIN_SHARED_BYTES = 64 << 20
+#: what linting a share holds at its peak, fitted on generated captures of 540 and 108
+#: bytes a line: ~0.75 MiB a MB of text plus ~0.75 MiB a thousand rows (the table, the
+#: calls and the rules' columns), over ~0.3 GiB of runtime and share plan
+MIB_PER_MB, MIB_PER_KILOROW = 0.75, 0.75
+#: what a share may cost by that estimate: the peak stays near 0.8 GiB
+SHARE_BUDGET_MIB = 520
 
 
 @dataclass(frozen=True)
@@ -46,9 +52,12 @@ class FileLint:
     shares: int
 
 
-def shares_for(size: int) -> int:
-    """How many shares a capture of ``size`` bytes is linted in by default."""
-    return max(1, math.ceil(size / SHARE_BYTES))
+def shares_for(size: int, lines: int) -> int:
+    """How many shares a capture of ``size`` bytes and ``lines`` lines is linted in by
+    default: as many as keep each share within :data:`SHARE_BUDGET_MIB`. Rows count as
+    much as bytes: a capture of small messages needs more shares than its size says."""
+    need = MIB_PER_MB * size / 1e6 + MIB_PER_KILOROW * lines / 1e3
+    return max(1, math.ceil(need / SHARE_BUDGET_MIB))
 
 
 def _share_trace(messages: pl.DataFrame, path: str, size: int, lines: int) -> Trace:
@@ -145,7 +154,8 @@ def lint_in_shares(
     progress: Callable[[int, int], None] | None = None,
 ) -> FileLint | None:
     """Lint one capture file a share of its sessions at a time (``shares`` of them, by
-    default one per :data:`SHARE_BYTES`); the options are :func:`~mcptrace.linter.lint`'s.
+    default :func:`shares_for` its size and lines, for files of :data:`MIN_SHARED_BYTES`
+    or more); the options are :func:`~mcptrace.linter.lint`'s.
     ``progress(share, shares)`` is called before each share is loaded.
 
     None when the file is not linted this way, and should be loaded whole: it is not
@@ -164,12 +174,13 @@ def lint_in_shares(
         return None
     del content  # the head read for detection (up to 64 MiB)
     size = Path(source).stat().st_size
-    count = shares if shares is not None else shares_for(size)
-    if count < 2:
+    if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
         return None
     ctx = LoadContext(source=source, tz=tz)
-    share_plan = plan(source, count, ctx)
-    if share_plan is None:
+    share_plan = plan(
+        source, shares if shares is not None else (lambda lines: shares_for(size, lines)), ctx
+    )
+    if share_plan is None or share_plan.shares < 2:
         return None
     rows_per_line = np.zeros(share_plan.lines + 1, dtype=np.int64)
     found: list[pl.DataFrame] = []
@@ -247,4 +258,11 @@ def lint_file(
     )
 
 
-__all__ = ["SHARE_BYTES", "FileLint", "lint_file", "lint_in_shares", "shares_for"]
+__all__ = [
+    "MIN_SHARED_BYTES",
+    "SHARE_BUDGET_MIB",
+    "FileLint",
+    "lint_file",
+    "lint_in_shares",
+    "shares_for",
+]

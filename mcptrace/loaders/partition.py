@@ -30,7 +30,7 @@ from __future__ import annotations
 import mmap
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -145,12 +145,12 @@ def _deal(session: np.ndarray, shares: int) -> np.ndarray:
     return dealt.to_numpy()
 
 
-def plan(path: str, shares: int, ctx: LoadContext) -> SharePlan | None:
+def plan(path: str, shares: int | Callable[[int], int], ctx: LoadContext) -> SharePlan | None:
     """Deal the sessions of an uncompressed capture file (without a byte order mark)
-    into ``shares`` shares; None without the C scanner (the light pass is in C)."""
+    into ``shares`` shares (or as many as ``shares(lines)`` says, once the lines are
+    counted); None without the C scanner (the light pass is in C)."""
     if not accel.available():
         return None
-    shares = max(1, min(shares, MAX_SHARES))
     try:
         stamp = _stamp(path)
         spans = boundaries_of_file(path, CHUNK_BYTES)
@@ -161,6 +161,8 @@ def plan(path: str, shares: int, ctx: LoadContext) -> SharePlan | None:
     except (OSError, ValueError):  # gone, or shorter than its spans (mmap refuses those)
         return None
     counts = [len(states) for states, _ in parts]
+    wanted = shares(sum(counts)) if callable(shares) else shares
+    shares = max(1, min(wanted, MAX_SHARES))
     first_lines = list(np.cumsum([1, *counts[:-1]]).tolist()) if counts else []
     states = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.uint8)
     own = np.concatenate([h for _, h in parts]) if parts else np.zeros(0, np.uint64)
