@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from mcptrace.cli._common import FormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    FormatOpt,
+    TraceArg,
+    TzOpt,
+    load_or_exit,
+    report_input_errors,
+    usage_error,
+)
 from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.redact import redact_trace, write_redacted
 from mcptrace.streaming import StreamStats, write_messages
@@ -48,8 +55,7 @@ def convert(
     try:
         fmt = output_format(output, to)
     except UsageError as exc:
-        typer.echo(f"mcptrace: error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise usage_error(str(exc)) from exc
     if table is TableName.messages:
         # the messages table streams: memory stays bounded however big the capture is
         try:
@@ -59,8 +65,7 @@ def convert(
             else:
                 stats = write_messages(traces, output, fmt, format=format, tz=tz)
         except McpTraceError as exc:
-            typer.echo(f"mcptrace: error: {exc}", err=True)
-            raise typer.Exit(2) from exc
+            raise usage_error(str(exc)) from exc
         for source, error in stats.errors:
             typer.echo(f"mcptrace: error: {source}: {error}", err=True)
         typer.echo(

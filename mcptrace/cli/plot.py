@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from mcptrace.analysis._common import check_every
-from mcptrace.cli._common import InputFormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    InputFormatOpt,
+    TraceArg,
+    TzOpt,
+    load_or_exit,
+    report_input_errors,
+    usage_error,
+)
 from mcptrace.cli.stats import By
 from mcptrace.trace import Trace
 
@@ -92,15 +99,13 @@ def plot(
             problem = str(exc)
     # checked before loading, so a typo does not wait for a large capture
     if problem is not None or fmt is None:
-        typer.echo(f"mcptrace: error: {problem}", err=True)
-        raise typer.Exit(2)
+        raise usage_error(str(problem))
     trace = load_or_exit(traces, input_format, tz)
     figure = _draw(trace, kind, None if by is None else by.value, every)
     try:
         figure.savefig(output, format=fmt, dpi=150 if fmt == "png" else "figure")
     except OSError as exc:
-        typer.echo(f"mcptrace: error: cannot write {output}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise usage_error(f"cannot write {output}: {exc.strerror or exc}") from exc
     typer.echo(f"wrote {kind.value} plot to {output}", err=True)
     raise typer.Exit(report_input_errors(trace))
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from mcptrace.cli._common import TraceArg, TzOpt
+from mcptrace.cli._common import TraceArg, TzOpt, usage_error
 from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.redact import RedactionPolicy, write_redacted
 from mcptrace.trace import expand_paths
@@ -67,8 +67,7 @@ def policy_or_exit(
             keys=key or (), paths=path or (), regexes=regex or (), emails=emails, ips=ips
         )
     except UsageError as exc:
-        typer.echo(f"mcptrace: error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise usage_error(str(exc)) from exc
 
 
 def redact(
@@ -105,8 +104,7 @@ def redact(
             raise UsageError(f"{output} is also an input: write the redacted copy elsewhere")
         stats = write_redacted(traces, output, fmt, policy, format=input_format, tz=tz)
     except McpTraceError as exc:
-        typer.echo(f"mcptrace: error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise usage_error(str(exc)) from exc
     for source, error in stats.errors:
         typer.echo(f"mcptrace: error: {source}: {error}", err=True)
     distinct = len(stats.fingerprints)
