@@ -26,6 +26,11 @@ from mcptrace.trace import Trace
 
 __all__ = ["concurrency"]
 
+#: a figure is at most ~2,000 pixels wide (10 in at 200 dpi): with many more steps than
+#: that, each of this many columns of time is drawn at the most in flight during it, the
+#: upper edge of what the exact line would paint there (drawing 10^6 steps took 14 s)
+_COLUMNS = 2_000
+
 
 @literal_text
 def concurrency(
@@ -52,7 +57,10 @@ def concurrency(
     Returns
     -------
     matplotlib.figure.Figure
-        One step line (the area under it shaded) and the peak annotated.
+        One step line (the area under it shaded) and the peak annotated. With far more
+        steps than the figure has pixels, the line is drawn per column of time (2,000
+        columns), each a stroke from the least to the most in flight during it: the
+        picture the exact line paints, drawn in a fraction of the time; the peak is exact.
 
     Examples
     --------
@@ -85,8 +93,24 @@ def concurrency(
         steps = pl.concat([steps, last])
         x = date_nums(steps["ts"])
     y = steps["in_flight"].to_numpy()
-    ax.step(x, y, where="post", color="C0", linewidth=1.4, label="in flight")
-    ax.fill_between(x, y, step="post", color="C0", alpha=0.2, linewidth=0)
+    if len(x) > 4 * _COLUMNS and x[-1] > x[0]:
+        # as the exact line would paint it: in each column a stroke from the least to
+        # the most in flight during it, the area shaded up to the most
+        edges, low, high = _columns(x, y, _COLUMNS)
+        middle = (edges[:-1] + edges[1:]) / 2
+        ax.plot(
+            np.repeat(middle, 2),
+            np.column_stack([low, high]).ravel(),
+            color="C0",
+            linewidth=1.4,
+            label="in flight",
+        )
+        ax.fill_between(
+            edges, np.append(high, high[-1]), step="post", color="C0", alpha=0.2, linewidth=0
+        )
+    else:
+        ax.step(x, y, where="post", color="C0", linewidth=1.4, label="in flight")
+        ax.fill_between(x, y, step="post", color="C0", alpha=0.2, linewidth=0)
     peak = int(y.max())
     i = int(np.argmax(y))
     # over the middle of the step that reaches the peak (a whole interval with every)
@@ -108,3 +132,18 @@ def concurrency(
     time_axis(ax)
     ax.set_title(f"{title} (peak {peak})")
     return fig
+
+
+def _columns(
+    x: np.ndarray, y: np.ndarray, columns: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A step line (``y[i]`` from ``x[i]`` to ``x[i + 1]``, ``x`` rising) cut into
+    ``columns`` equal columns of time: their edges, and the least and the most the line
+    is in each (the steps that start in it and the one already running when it begins)."""
+    edges = np.linspace(float(x[0]), float(x[-1]), columns + 1)
+    column = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, columns - 1)
+    running = y[np.searchsorted(x, edges[:-1], side="right") - 1]
+    high, low = running.copy(), running.copy()
+    np.maximum.at(high, column, y)
+    np.minimum.at(low, column, y)
+    return edges, low, high

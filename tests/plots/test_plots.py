@@ -419,6 +419,49 @@ def test_concurrency(small: Trace, incident: Trace) -> None:
     assert "peak 6" in texts(per_minute)
 
 
+def test_concurrency_of_many_calls_is_drawn_per_column_of_time() -> None:
+    """More steps than a figure has pixels are drawn as columns of time, each a stroke
+    from the least to the most in flight during it: the picture the exact line paints,
+    in a fraction of the time (10^6 calls took 14 s to save)."""
+    import numpy as np
+
+    from mcptrace.plots import traffic
+
+    rng = np.random.default_rng(7)
+    n = 6_000
+    start = np.sort(rng.uniform(0, 3_600, n))
+    t0 = datetime(2026, 8, 1, tzinfo=UTC)
+
+    def at(seconds: np.ndarray) -> pl.Series:
+        micros = pl.Series((seconds * 1e6).astype(np.int64)).cast(pl.Duration("us"))
+        return pl.Series([t0] * n) + micros
+
+    calls = pl.DataFrame(
+        {
+            "outcome": ["ok"] * n,
+            "request_ts": at(start),
+            "response_ts": at(start + rng.exponential(4, n)),
+            "response_ordinal": range(n),
+        }
+    )
+    steps = mcptrace.analysis.concurrency(calls)
+    assert steps.height > 4 * traffic._COLUMNS
+    ax = plots.concurrency(calls).axes[0]
+    (line,) = ax.get_lines()
+    drawn = np.asarray(line.get_ydata())
+    assert len(drawn) == 2 * traffic._COLUMNS
+    peak = int(steps["in_flight"].max())  # type: ignore[arg-type]
+    assert drawn.max() == peak and ax.get_title() == f"Requests in flight (peak {peak})"
+    assert drawn.min() == int(steps["in_flight"].min())  # type: ignore[arg-type]
+
+    # each column spans exactly the values the step line takes in it
+    x = np.array([0.0, 1.0, 2.5, 2.6, 7.0, 8.0])
+    y = np.array([1, 4, 0, 3, 2, 2])
+    edges, low, high = traffic._columns(x, y, 4)  # columns of 2: [0,2) [2,4) [4,6) [6,8]
+    assert edges.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    assert low.tolist() == [1, 0, 3, 2] and high.tolist() == [4, 4, 3, 3]
+
+
 # ---------------------------------------------------------------------------
 # every plot: ax=, empty and untimed input
 # ---------------------------------------------------------------------------
