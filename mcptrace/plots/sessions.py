@@ -6,6 +6,7 @@ This module draws and returns figures; it never shows or saves them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +15,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator
 
 from mcptrace.analysis._common import messages_of, requests_of
@@ -139,7 +141,8 @@ def timeline(
             sel = (outcome == name) & (open_ended == is_open)
             if not sel.any():
                 continue
-            drawn = ax.barh(
+            drawn = _barh(
+                ax,
                 y[sel],
                 widths[sel],
                 left=starts[sel],
@@ -184,6 +187,35 @@ def timeline(
         title += " (" + "; ".join(notes) + ")"
     ax.set_title(title)
     return fig
+
+
+def _barh(
+    ax: Axes,
+    y: _Floats,
+    width: _Floats,
+    *,
+    left: _Floats,
+    height: _Floats,
+    label: str,
+    **style: Any,
+) -> BarContainer:
+    """What ``ax.barh`` draws (a bar container of rectangles centred on ``y``), without
+    updating the data limits bar by bar: that took Matplotlib ~0.9 ms a bar (5 s for the
+    calls of 30 busy sessions), and the caller sets the limits itself."""
+    # as in barh, `color` fills the bar and leaves its edge to `edgecolor`
+    style["facecolor"] = style.pop("color")
+    bars = [
+        Rectangle((x0, y0 - h / 2), w, h, **style)
+        for x0, y0, w, h in zip(
+            left.tolist(), y.tolist(), width.tolist(), height.tolist(), strict=True
+        )
+    ]
+    for bar in bars:
+        bar.set_transform(ax.transData)
+        ax.add_artist(bar)
+    container = BarContainer(bars, orientation="horizontal", label=label)
+    ax.add_container(container)
+    return container
 
 
 def _bars(frame: pl.DataFrame, end: object) -> pl.DataFrame:
