@@ -30,7 +30,7 @@ from mcptrace.loaders import detect_file
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.partition import PlanMismatch, SharePlan, load_share, plan
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
-from mcptrace.trace import Trace
+from mcptrace.trace import Trace, load
 
 #: files smaller than this are linted whole: they fit in well under 1 GiB
 MIN_SHARED_BYTES = 64 << 20
@@ -247,8 +247,6 @@ def lint_file(
     )
     if done is not None:
         return done.findings
-    from mcptrace.trace import load
-
     return lint(
         load(path, format=format, tz=tz),
         select=select,
