@@ -101,6 +101,8 @@ def _child(mode: str, path: str) -> dict[str, Any]:
     if mode in ("lint", "shares", "families"):
         import mcptrace
         from mcptrace.linter import lint
+    if mode == "shares":
+        # only here: it imports NumPy, whose BLAS threads spin for a while after import
         from mcptrace.linter.shares import lint_in_shares
     import_s = time.perf_counter() - started
     rss_ready = _own_peak_rss()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -23,6 +25,14 @@ def test_version_and_help() -> None:
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
         assert "Usage" in result.output
+
+
+def test_starting_the_command_line_does_not_import_numpy() -> None:
+    # NumPy costs ~75 ms to import and its BLAS threads spin after import: only the
+    # commands that need it (lint in shares, plots) bring it in
+    code = "import sys, mcptrace.cli; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_summary_text() -> None:

@@ -7,6 +7,7 @@ level (lint), 2 usage or input error (an unreadable or unrecognised file).
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -67,4 +68,8 @@ app.command("scan")(scan.scan)
 
 
 def main() -> None:
+    # The commands do no linear algebra; NumPy's OpenBLAS threads (NumPy comes with the
+    # lint shares and Matplotlib) would spin on both cores for ~0.1 s after import.
+    # Set before any command imports NumPy; a user's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     app()

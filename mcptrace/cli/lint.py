@@ -41,7 +41,6 @@ from mcptrace.linter import RULES, Rule, get_rule, select_rules
 from mcptrace.linter import lint as run_lint
 from mcptrace.linter.docs import rules_table
 from mcptrace.linter.engine import findings_in_window
-from mcptrace.linter.shares import lint_in_shares
 from mcptrace.protocol import is_known_revision
 from mcptrace.reporters import REPORTERS, ReportContext
 from mcptrace.trace import Trace
@@ -221,6 +220,9 @@ def lint(
 
     chosen = {"select": chosen_select, "ignore": chosen_ignore}
     progress = Progress()
+    # imported here: it brings NumPy, which every other command would pay for at start
+    from mcptrace.linter.shares import lint_in_shares
+
     try:
         in_shares = (
             lint_in_shares(

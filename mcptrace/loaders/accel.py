@@ -52,6 +52,14 @@ def sessions(data: bytes | memoryview) -> tuple[bytes, bytes]:
     return states, hashes
 
 
+def lines(data: bytes) -> int:
+    """The lines in ``data``, counted as :func:`mcptrace.loaders.chunked.line_count` counts
+    them, without holding the GIL. Needs the scanner (check :func:`available`)."""
+    assert _scan is not None
+    count: int = _scan.lines(data)
+    return count
+
+
 def session_hash(session: str) -> int:
     """The hash :func:`sessions` gives a line whose session is ``session``."""
     assert _scan is not None

@@ -611,3 +611,14 @@ def test_light_session_pass_agrees_with_the_loader(
             assert int.from_bytes(hashes[8 * i : 8 * i + 8], sys.byteorder) == (
                 accel.session_hash(session)
             ), line
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.binary(max_size=64)
+    | st.lists(st.sampled_from([b"a", b"\n", b"\r", b"{}"])).map(b"".join)
+)
+def test_line_count_without_the_gil_counts_as_split_lines_cuts(data: bytes) -> None:
+    expected = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    assert accel.lines(data) == expected
+    assert chunked.line_count(data) == expected
