@@ -138,9 +138,35 @@ class LintContext:
         return self._memo[key]
 
     @cached_property
+    def session_names(self) -> pl.Series:
+        """The sessions' names, by code: in every frame here ``session`` is a UInt32 code,
+        the position of the session's name in this series. Rules join, group and sort by
+        session all the time; hashing a small integer costs far less than hashing text."""
+        return self.trace.identity["session"]
+
+    @cached_property
+    def unordered_sessions(self) -> pl.Series:
+        """Codes of the sessions whose two directions have no common order (a capture
+        of per-direction files): compare with ``pl.col("session").is_in(x.implode())``."""
+        names = self.session_names
+        chosen = names.is_in(
+            pl.Series(sorted(self.trace.unordered_sessions), dtype=pl.String).implode()
+        )
+        return chosen.arg_true().cast(pl.UInt32).alias("session")
+
+    def session_code(self, column: str = "session") -> pl.Expr:
+        """The code (see :attr:`session_names`) of the session named in ``column``."""
+        names = self.session_names
+        return pl.col(column).replace_strict(
+            names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
+        )
+
+    @cached_property
     def session_revisions(self) -> pl.DataFrame:
-        """session, revision (after --revision), revision_source."""
-        s = self.trace.identity.select("session", "revision", "revision_source")
+        """session (code), revision (after --revision), revision_source."""
+        s = self.trace.identity.select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("session"), "revision", "revision_source"
+        )
         if self.revision_override is not None:
             s = s.with_columns(
                 revision=pl.lit(self.revision_override), revision_source=pl.lit("override")
@@ -153,18 +179,24 @@ class LintContext:
         ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
         ``ts_quality``, ``direction_inferred``, ``unordered``, ``batch_index``) are left out: every
         filter would carry them along."""
-        revs = self.session_revisions.select("session", "revision")
-        # a per-row lookup, not a join: it keeps the table's chunks, so the frame stays
+        revs = self.session_revisions["revision"]
+        # per-row lookups, not joins: they keep the table's chunks, so the frame stays
         # aligned (every filter and gather below is much slower over chunks that differ
         # between columns) and needs no rechunk, which would copy ~0.6 GiB at 10^6 messages
-        revision = pl.col("session").replace_strict(
-            revs["session"], revs["revision"], default=None, return_dtype=pl.String
-        )
         frame = self.trace.messages.drop(
             "raw", "ts_quality", "direction_inferred", "unordered", "batch_index"
         )
-        frame = frame.with_columns(revision=revision).with_columns(
-            modern=pl.col("revision").fill_null("") >= "2026-07-28"
+        frame = (
+            frame.with_columns(session=self.session_code())
+            .with_columns(
+                revision=pl.col("session").replace_strict(
+                    pl.int_range(revs.len(), dtype=pl.UInt32, eager=True),
+                    revs,
+                    default=None,
+                    return_dtype=pl.String,
+                )
+            )
+            .with_columns(modern=pl.col("revision").fill_null("") >= "2026-07-28")
         )
         return frame if _aligned(frame) else frame.rechunk()
 
@@ -234,19 +266,21 @@ class LintContext:
     @cached_property
     def calls(self) -> pl.DataFrame:
         """The calls table with ``revision`` replaced by the judged revision."""
-        revs = self.session_revisions.select("session", "revision")
-        calls = self.trace.calls
-        # join only the session column: the other columns are kept as they are
-        revision = calls.select("session").join(
-            revs, on="session", how="left", maintain_order="left"
-        )["revision"]
-        return calls.drop("revision").with_columns(revision)
+        revs = self.session_revisions["revision"]
+        return self.trace.calls.with_columns(session=self.session_code()).with_columns(
+            revision=pl.col("session").replace_strict(
+                pl.int_range(revs.len(), dtype=pl.UInt32, eager=True),
+                revs,
+                default=None,
+                return_dtype=pl.String,
+            )
+        )
 
     @cached_property
     def sessions(self) -> pl.DataFrame:
         """Per session: revision, identity and declared capabilities (the identity columns
         of the sessions table; the counts and times there are not needed to lint)."""
-        return self.trace.identity
+        return self.trace.identity.with_columns(session=pl.int_range(pl.len(), dtype=pl.UInt32))
 
     @cached_property
     def _part_masks(self) -> dict[Part, pl.Series]:

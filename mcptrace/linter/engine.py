@@ -45,6 +45,7 @@ def _run(rule: Rule, ctx: LintContext) -> pl.DataFrame:
             revision="revision",
         )
         .filter(applies)
+        .with_columns(session=pl.lit(ctx.session_names).gather(pl.col("session")))
         .with_columns(
             code=pl.lit(rule.code),
             name=pl.lit(rule.name),

@@ -229,7 +229,7 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
     (2024-11-05 to 2025-11-25), basic/patterns/cancellation.mdx#behavior-requirements
     (2026-07-28). Reported as a warning because of the races the spec allows for.
     """
-    unordered = list(ctx.trace.unordered_sessions)
+    unordered = ctx.unordered_sessions.implode()
     cancels = _matched_cancels(ctx).filter(
         (pl.col("response_ordinal") < pl.col("ordinal"))
         & (pl.col("request_method") != "initialize")
@@ -301,7 +301,7 @@ def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
     (2024-11-05 to 2025-11-25); 2026-07-28 says "Servers receiving cancellation
     notifications SHOULD:", basic/patterns/cancellation.mdx#behavior-requirements.
     """
-    unordered = list(ctx.trace.unordered_sessions)
+    unordered = ctx.unordered_sessions.implode()
     cancels = (
         _matched_cancels(ctx)
         .filter(
@@ -472,7 +472,7 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     on Streamable HTTP the cancel is the closing of the request's stream, after which
     nothing can be sent on it.
     """
-    unordered = list(ctx.trace.unordered_sessions)
+    unordered = ctx.unordered_sessions.implode()
     cancels = (
         _matched_cancels(ctx)
         .filter(

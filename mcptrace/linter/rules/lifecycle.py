@@ -24,10 +24,9 @@ _MODERN_ERROR_CODES = (-32020, -32021, -32022)
 
 def ordered(ctx: LintContext) -> pl.Expr:
     """True for rows of sessions whose client and server messages are in capture order."""
-    if not ctx.trace.unordered_sessions:
+    if ctx.unordered_sessions.is_empty():
         return pl.lit(True)  # the usual case: no per-direction files, nothing to test per row
-    unordered = pl.Series(sorted(ctx.trace.unordered_sessions), dtype=pl.String)
-    return ~pl.col("session").is_in(unordered.implode())
+    return ~pl.col("session").is_in(ctx.unordered_sessions.implode())
 
 
 def with_line(ctx: LintContext, frame: pl.DataFrame, ordinal: str, alias: str) -> pl.DataFrame:

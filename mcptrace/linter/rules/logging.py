@@ -92,7 +92,7 @@ def _modern_log_state(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_modern_log_state(ctx: LintContext) -> pl.DataFrame:
-    unordered = list(ctx.trace.unordered_sessions)
+    unordered = ctx.unordered_sessions.implode()
     logs = (
         _log_messages(ctx)
         .filter(pl.col("modern") & ~pl.col("session").is_in(unordered))

@@ -146,7 +146,7 @@ def request_id_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     "The request ID MUST NOT match the ID of any other request the sender has issued and
     not yet received a response for." — basic/index.mdx#requests (2026-07-28).
     """
-    req = _reused(ctx).filter(~pl.col("session").is_in(list(ctx.trace.unordered_sessions)))
+    req = _reused(ctx).filter(~pl.col("session").is_in(ctx.unordered_sessions.implode()))
     # the earlier request with this id that ends last, packed so cum_max finds it
     end = pl.col("response_ordinal").fill_null(_OPEN)
     packed = end * _SHIFT + pl.col("request_ordinal")
@@ -387,7 +387,7 @@ def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
         calls.with_columns(_requester=pl.col("direction").cast(pl.String))
         .join(peer, on=["session", "_requester"], how="left")
         .with_columns(
-            _unordered=pl.col("session").is_in(list(ctx.trace.unordered_sessions)),
+            _unordered=pl.col("session").is_in(ctx.unordered_sessions.implode()),
             _peer=pl.col("_requester").replace_strict(_PEER_NAME),
         )
     )

@@ -100,8 +100,8 @@ def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
 def _build_attributed_progress(ctx: LintContext) -> pl.DataFrame:
     progress = ctx.keyed_notifications(_PROGRESS, "progress_token", "token", "source", "message")
     requests = _token_requests(ctx)
-    unordered = list(ctx.trace.unordered_sessions)
-    if unordered:
+    unordered = ctx.unordered_sessions.implode()
+    if not ctx.unordered_sessions.is_empty():
         requests = requests.with_columns(
             _at=pl.when(pl.col("session").is_in(unordered)).then(-1).otherwise("request_ordinal"),
             ambiguous=pl.col("session").is_in(unordered)
@@ -247,7 +247,7 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     across all active requests." — basic/patterns/progress.mdx#progress-flow (2026-07-28;
     earlier revisions, basic/utilities/progress.mdx, say "chosen by the sender").
     """
-    unordered = list(ctx.trace.unordered_sessions)
+    unordered = ctx.unordered_sessions.implode()
     key = ["session", "request_direction", "token"]
     requests = (
         _token_requests(ctx)
