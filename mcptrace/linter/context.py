@@ -23,6 +23,7 @@ the rules fast:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -130,11 +131,32 @@ class LintContext:
     schema_dir: Path | None = None
     _memo: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _part_columns: dict[tuple[Part, str], pl.Series] = field(default_factory=dict, repr=False)
+    _locks: dict[object, threading.Lock] = field(default_factory=dict, repr=False)
+    _locks_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _lock(self, key: object) -> threading.Lock:
+        """The lock that lets one thread build the shared value ``key`` while the others
+        wait. Memos and part columns never wait on each other in a cycle: a part column
+        needs no memo, and a memo needing itself would recurse forever anyway."""
+        with self._locks_lock:
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = self._locks[key] = threading.Lock()
+            return lock
+
+    def prepare(self) -> None:
+        """Build the frames every rule reads before rules run side by side (the engine
+        runs two at a time): each is then built once, and no rule waits on another's."""
+        _ = self.messages, self.calls, self.sessions, self._dense, self._part_masks
+        _ = self.unordered_sessions
 
     def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:
-        """A frame several rules share, built once per lint run."""
+        """A frame several rules share, built once per lint run (by the first rule that
+        asks; a rule asking meanwhile on another thread waits for it)."""
         if key not in self._memo:
-            self._memo[key] = build(self)
+            with self._lock(key):
+                if key not in self._memo:
+                    self._memo[key] = build(self)
         return self._memo[key]
 
     @cached_property
@@ -316,7 +338,11 @@ class LintContext:
     def _part_column(self, name: Part, column: str) -> pl.Series:
         """Column ``column`` of part ``name``, filtered once and kept for the other rules."""
         key = (name, column)
-        if key not in self._part_columns:
+        if key in self._part_columns:
+            return self._part_columns[key]
+        with self._lock(key):
+            if key in self._part_columns:
+                return self._part_columns[key]
             if column == "rare":
                 self._part_columns[key] = self._rare.filter(self._part_masks[name])
             elif name == "responses" and column in ("request_method", "request_ordinal"):

