@@ -13,6 +13,7 @@ import numpy.typing as npt
 import polars as pl
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.collections import PatchCollection
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -199,9 +200,12 @@ def _barh(
     label: str,
     **style: Any,
 ) -> BarContainer:
-    """What ``ax.barh`` draws (a bar container of rectangles centred on ``y``), without
-    updating the data limits bar by bar: that took Matplotlib ~0.9 ms a bar (5 s for the
-    calls of 30 busy sessions), and the caller sets the limits itself."""
+    """What ``ax.barh`` returns (a bar container of rectangles centred on ``y``), drawn
+    as one collection. Matplotlib handles each patch artist on its own: adding one
+    updated the data limits (~0.9 ms a bar), and saving a figure of 10^4 bars (drawing
+    each, and the layout asking each for its extent) took seconds. The rectangles stay
+    in the container for whoever inspects the figure; the collection draws them. The
+    caller sets the data limits."""
     # as in barh, `color` fills the bar and leaves its edge to `edgecolor`
     style["facecolor"] = style.pop("color")
     bars = [
@@ -210,9 +214,10 @@ def _barh(
             left.tolist(), y.tolist(), width.tolist(), height.tolist(), strict=True
         )
     ]
-    for bar in bars:
-        bar.set_transform(ax.transData)
-        ax.add_artist(bar)
+    drawn = PatchCollection(bars, match_original=True, zorder=style.get("zorder"))
+    if style.get("hatch"):
+        drawn.set_hatch(style["hatch"])
+    ax.add_collection(drawn, autolim=False)
     container = BarContainer(bars, orientation="horizontal", label=label)
     ax.add_container(container)
     return container
