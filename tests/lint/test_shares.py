@@ -11,6 +11,7 @@ share plan give up (the file is then linted whole), never change a finding.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -22,7 +23,7 @@ import mcptrace
 from mcptrace.cli import app
 from mcptrace.linter import lint
 from mcptrace.linter.shares import lint_file, lint_in_shares, shares_for
-from mcptrace.loaders import accel
+from mcptrace.loaders import accel, partition
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.partition import PlanMismatch, load_share, own_session, plan
 
@@ -220,6 +221,32 @@ def test_a_file_changed_after_planning_is_not_read_by_the_plan(tmp_path: Path) -
     path.write_bytes(b"")  # and cut short: mapping the planned spans would fail
     with pytest.raises(PlanMismatch):
         load_share(share_plan, 0, ctx)
+
+
+@needs_scanner
+def test_a_file_cut_while_a_share_is_read_is_an_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # cut to nothing while the scanner works on a share, as a log truncated by its
+    # rotation: with the file mapped, the scan would touch pages that no longer exist
+    # and the process would die (SIGBUS)
+    path = tmp_path / "rotated.jsonl"
+    path.write_bytes(b"\n".join(AWKWARD * 40) + b"\n")
+    ctx = LoadContext(source=str(path))
+    share_plan = plan(str(path), 2, ctx)
+    assert share_plan is not None
+    real_parse = partition.capture.parse_chunk
+
+    def cut_then_parse(data: bytes | memoryview, *args: Any, **kwargs: Any) -> pl.DataFrame:
+        path.write_bytes(b"")
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr(partition.capture, "parse_chunk", cut_then_parse)
+    rows = load_share(share_plan, 0, ctx)  # the bytes read before the cut
+    assert rows.height > 0
+    monkeypatch.setattr(partition.capture, "parse_chunk", real_parse)
+    with pytest.raises(PlanMismatch):  # and after it, nothing as planned
+        load_share(share_plan, 1, ctx)
 
 
 @needs_scanner
