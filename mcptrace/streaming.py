@@ -23,7 +23,7 @@ from mcptrace.loaders import FORMATS, LoadContext, parse_file
 from mcptrace.loaders import chunked as _chunked
 from mcptrace.loaders.rows import fill_context
 from mcptrace.schema import MESSAGES
-from mcptrace.trace import PathLike, apply_plan, expand_paths, plan_files
+from mcptrace.trace import PathLike, apply_plan, describe_paths, expand_paths, plan_files
 from mcptrace.writers import OutputFormat, capture_records
 
 
@@ -46,7 +46,7 @@ def iter_messages(
     """Yield the messages table of the captures in chunks (see the module docstring)."""
     files = expand_paths(paths)
     if not files:
-        raise UsageError(f"no capture files found in {paths!r}")
+        raise UsageError(f"no capture files found in {describe_paths(paths)}")
     stats = stats if stats is not None else StreamStats()
     plans, failed = plan_files(files, format=format)
     stats.errors.extend((str(r["source"]), str(r["error"])) for r in failed)
@@ -68,7 +68,7 @@ def iter_messages(
             yield MESSAGES.conform(df)
     if not plans:
         reasons = "; ".join(f"{s}: {e}" for s, e in stats.errors)
-        raise CaptureError(str(paths), f"no capture could be read ({reasons})")
+        raise CaptureError(describe_paths(paths), f"no capture could be read ({reasons})")
 
 
 def _stream_chunks(

@@ -40,6 +40,12 @@ _TOKEN_DIRECTION = {
 }
 
 
+def describe_paths(paths: PathLike | Iterable[PathLike]) -> str:
+    """The inputs as a user typed them, for messages: ``a.jsonl, logs/``."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    return ", ".join(os.fspath(item) for item in items) or "(no inputs)"
+
+
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     """Files named by ``paths``: files as given, directories recursively, globs expanded."""
     items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
@@ -371,7 +377,7 @@ def load(
         raise UsageError(f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
     files = expand_paths(paths)
     if not files:
-        raise UsageError(f"no capture files found in {paths!r}")
+        raise UsageError(f"no capture files found in {describe_paths(paths)}")
     plans, source_rows = plan_files(files, format=format)
     frames: list[pl.DataFrame] = []
     records: list[pl.DataFrame] = []
@@ -385,7 +391,7 @@ def load(
         del df
     if not frames:
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
-        raise CaptureError(str(paths), f"no capture could be read ({reasons})")
+        raise CaptureError(describe_paths(paths), f"no capture could be read ({reasons})")
     order = {path: i for i, path in enumerate(files)}
     source_rows.sort(key=lambda r: order[str(r["source"])])
     messages = MESSAGES.conform(pl.concat(frames, how="vertical"))

@@ -78,6 +78,17 @@ def test_unreadable_file_exits_2_but_others_are_analysed(tmp_path: Path) -> None
     missing = runner.invoke(app, ["summary", str(tmp_path / "missing.jsonl")])
     assert missing.exit_code == 2
     assert "missing.jsonl" in missing.stderr
+    # nothing readable at all: the inputs are named as typed, not as a Python list
+    neither = runner.invoke(app, ["lint", str(bad), str(tmp_path / "missing.jsonl")])
+    assert neither.exit_code == 2
+    assert f"error: {bad}, {tmp_path / 'missing.jsonl'}: no capture could be read (" in (
+        neither.stderr
+    )
+    assert "PosixPath" not in neither.stderr
+    (tmp_path / "empty").mkdir()
+    nothing = runner.invoke(app, ["lint", str(tmp_path / "empty")])
+    assert nothing.exit_code == 2
+    assert f"no capture files found in {tmp_path / 'empty'}\n" in nothing.stderr
 
 
 def test_unknown_format_is_a_usage_error() -> None:
