@@ -18,7 +18,13 @@ the rules fast:
   and :func:`shortcut` take a cheap test for the compact JSON most captures hold
   before a costly one; :func:`computed_where` parses only where a value can be;
   :func:`json_paths` parses each distinct body once;
-* share derived frames between rules with :meth:`LintContext.memo`.
+* share derived frames between rules with :meth:`LintContext.memo`;
+* ``session`` is a small integer code in every frame here (see
+  :attr:`LintContext.session_names`): rules join, group and sort by it all the time.
+
+The engine runs two rules at a time on threads (Polars releases the GIL in each
+query), so whatever a rule builds for others goes through :meth:`LintContext.memo`,
+which builds each frame once.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from mcptrace.linter import engine, lint
 from mcptrace.trace import Trace
 
 _SHIFT = 1_000
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec"
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +68,11 @@ def test_rules_side_by_side_find_what_rules_one_by_one_do(
     load_generator().generate_capture(clean, messages=4_000, seed=5, sessions=30)
     load_injector().inject_violations(clean, injected, seed=3)
     monkeypatch.setattr(engine, "RULE_THREADS", 1)
-    one_by_one = lint(mcptrace.load(injected))
+    # with the official schemas too: their validators are shared by the SC rules
+    one_by_one = lint(mcptrace.load(injected), schema_dir=SPEC)
     assert one_by_one["code"].n_unique() > 40  # every kind of violation is there
+    assert one_by_one["code"].str.starts_with("SC").any()
     monkeypatch.setattr(engine, "RULE_THREADS", 8)
     monkeypatch.setattr(engine, "workers", lambda: 8)
     for _ in range(3):
-        assert_frame_equal(lint(mcptrace.load(injected)), one_by_one)
+        assert_frame_equal(lint(mcptrace.load(injected), schema_dir=SPEC), one_by_one)
