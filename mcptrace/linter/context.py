@@ -189,6 +189,14 @@ class LintContext:
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
+    def _revision_of_session(self) -> pl.Expr:
+        """The judged revision of the session whose code is in column ``session``."""
+        revisions = self.session_revisions["revision"]
+        codes = pl.int_range(revisions.len(), dtype=pl.UInt32, eager=True)
+        return pl.col("session").replace_strict(
+            codes, revisions, default=None, return_dtype=pl.String
+        )
+
     @cached_property
     def session_revisions(self) -> pl.DataFrame:
         """session (code), revision (after --revision), revision_source."""
@@ -207,7 +215,6 @@ class LintContext:
         ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
         ``ts_quality``, ``direction_inferred``, ``unordered``, ``batch_index``) are left out: every
         filter would carry them along."""
-        revs = self.session_revisions["revision"]
         # per-row lookups, not joins: they keep the table's chunks, so the frame stays
         # aligned (every filter and gather below is much slower over chunks that differ
         # between columns) and needs no rechunk, which would copy ~0.6 GiB at 10^6 messages
@@ -216,14 +223,7 @@ class LintContext:
         )
         frame = (
             frame.with_columns(session=self.session_code())
-            .with_columns(
-                revision=pl.col("session").replace_strict(
-                    pl.int_range(revs.len(), dtype=pl.UInt32, eager=True),
-                    revs,
-                    default=None,
-                    return_dtype=pl.String,
-                )
-            )
+            .with_columns(revision=self._revision_of_session())
             .with_columns(modern=pl.col("revision").fill_null("") >= "2026-07-28")
         )
         return frame if _aligned(frame) else frame.rechunk()
@@ -294,14 +294,8 @@ class LintContext:
     @cached_property
     def calls(self) -> pl.DataFrame:
         """The calls table with ``revision`` replaced by the judged revision."""
-        revs = self.session_revisions["revision"]
         return self.trace.calls.with_columns(session=self.session_code()).with_columns(
-            revision=pl.col("session").replace_strict(
-                pl.int_range(revs.len(), dtype=pl.UInt32, eager=True),
-                revs,
-                default=None,
-                return_dtype=pl.String,
-            )
+            revision=self._revision_of_session()
         )
 
     @cached_property
