@@ -23,7 +23,14 @@ from mcptrace.loaders import FORMATS, LoadContext, parse_file
 from mcptrace.loaders import chunked as _chunked
 from mcptrace.loaders.rows import fill_context
 from mcptrace.schema import MESSAGES
-from mcptrace.trace import PathLike, apply_plan, describe_paths, expand_paths, plan_files
+from mcptrace.trace import (
+    PathLike,
+    apply_plan,
+    describe_paths,
+    expand_paths,
+    input_list,
+    plan_files,
+)
 from mcptrace.writers import OutputFormat, capture_records
 
 
@@ -44,6 +51,7 @@ def iter_messages(
     stats: StreamStats | None = None,
 ) -> Iterator[pl.DataFrame]:
     """Yield the messages table of the captures in chunks (see the module docstring)."""
+    paths = input_list(paths)
     files = expand_paths(paths)
     if not files:
         raise UsageError(f"no capture files found in {describe_paths(paths)}")

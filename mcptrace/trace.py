@@ -40,15 +40,21 @@ _TOKEN_DIRECTION = {
 }
 
 
+def input_list(paths: PathLike | Iterable[PathLike]) -> list[str]:
+    """The inputs as given (one path or several), read once: a generator of paths is
+    then both expanded and named in messages."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    return [os.fspath(item) for item in items]
+
+
 def describe_paths(paths: PathLike | Iterable[PathLike]) -> str:
     """The inputs as a user typed them, for messages: ``a.jsonl, logs/``."""
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    return ", ".join(os.fspath(item) for item in items) or "(no inputs)"
+    return ", ".join(input_list(paths)) or "(no inputs)"
 
 
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     """Files named by ``paths``: files as given, directories recursively, globs expanded."""
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    items = input_list(paths)
     out: list[str] = []
     for item in items:
         text = os.fspath(item)
@@ -375,6 +381,7 @@ def load(
     """
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
+    paths = input_list(paths)
     files = expand_paths(paths)
     if not files:
         raise UsageError(f"no capture files found in {describe_paths(paths)}")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import polars as pl
 import pytest
 from factories import WriteLines, err, note, rec, req, res, ts
 
 import mcptrace
+from mcptrace.errors import CaptureError, UsageError
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
 
 
@@ -294,3 +298,15 @@ def test_id_reused_in_flight_pairs_each_response_with_a_waiting_request(
         (7, 8, "ok", None),
         (9, 10, "ok", None),
     ]
+
+
+def test_paths_given_as_a_generator_are_read_once_and_named_in_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "garbage.bin"
+    bad.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(CaptureError, match=rf"^{re.escape(str(bad))}: no capture could be read"):
+        mcptrace.load(p for p in [bad])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    named = f"no capture files found in {empty / 'none-*.jsonl'}, {empty}"
+    with pytest.raises(UsageError, match=re.escape(named)):
+        mcptrace.load(p for p in [empty / "none-*.jsonl", empty])

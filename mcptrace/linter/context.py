@@ -182,10 +182,10 @@ class LintContext:
         )
         return chosen.arg_true().cast(pl.UInt32).alias("session")
 
-    def session_code(self, column: str = "session") -> pl.Expr:
-        """The code (see :attr:`session_names`) of the session named in ``column``."""
+    def session_code(self) -> pl.Expr:
+        """The code (see :attr:`session_names`) of the session named in ``session``."""
         names = self.session_names
-        return pl.col(column).replace_strict(
+        return pl.col("session").replace_strict(
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
