@@ -52,12 +52,22 @@ def sessions(data: bytes | memoryview) -> tuple[bytes, bytes]:
     return states, hashes
 
 
-def lines(data: bytes) -> int:
+def lines(data: bytes | memoryview) -> int:
     """The lines in ``data``, counted as :func:`mcptrace.loaders.chunked.line_count` counts
     them, without holding the GIL. Needs the scanner (check :func:`available`)."""
     assert _scan is not None
     count: int = _scan.lines(data)
     return count
+
+
+def read(fd: int, offset: int, length: int) -> memoryview | None:
+    """Up to ``length`` bytes of the open file ``fd`` from ``offset`` (fewer where the file
+    ends), read without the GIL into memory that :func:`scan` keeps as it is instead of
+    copying; None when the scanner cannot read files (not built, turned off, or a
+    platform without ``pread``)."""
+    if _scan is None or not available() or not hasattr(_scan, "read"):
+        return None
+    return memoryview(_scan.read(fd, offset, length))
 
 
 def session_hash(session: str) -> int:
@@ -201,6 +211,7 @@ __all__ = [
     "SlowLine",
     "available",
     "parse_chunk",
+    "read",
     "scan",
     "session_hash",
     "sessions",

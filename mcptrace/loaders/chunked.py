@@ -46,7 +46,9 @@ class ChunkedLoader(Protocol):
     #: threads can share the work without starting worker processes
     GIL_FREE: bool
 
-    def parse_chunk(self, data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame: ...
+    def parse_chunk(
+        self, data: bytes | memoryview, first_line: int, ctx: LoadContext
+    ) -> pl.DataFrame: ...
 
     def finish(self, messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame: ...
 
@@ -117,11 +119,12 @@ def boundaries_of_file(path: str, chunk_bytes: int = CHUNK_BYTES) -> list[Span]:
     return spans
 
 
-def line_count(data: bytes) -> int:
+def line_count(data: bytes | memoryview) -> int:
     """Lines in a chunk, counted the way :func:`~mcptrace.loaders.reader.split_lines` cuts."""
     if accel.available():
         # bytes.count holds the GIL (a quarter second for 0.5 GB): parsing threads wait
         return accel.lines(data)
+    data = bytes(data)
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
@@ -147,6 +150,21 @@ def read_span(path: str, span: Span) -> bytes:
     return data[len(_BOM) :] if span.start == 0 and data.startswith(_BOM) else data
 
 
+def read_chunk(module: ChunkedLoader, path: str, span: Span) -> bytes | memoryview:
+    """:func:`read_span` for ``module``'s ``parse_chunk``. For the loaders the C scanner
+    serves, the span is read into memory the scanner keeps as the text its columns
+    point into, so that it is neither copied nor faulted in twice."""
+    if not _threads_suffice(module):
+        return read_span(path, span)
+    with open(path, "rb") as f:
+        data = accel.read(f.fileno(), span.start, span.end - span.start)
+    if data is None:
+        return read_span(path, span)
+    if span.start == 0 and data[: len(_BOM)] == _BOM:
+        return data[len(_BOM) :]  # a slice: the scanner copies it, as it would bytes
+    return data
+
+
 def _parse_spans(
     module: ChunkedLoader, path: str, spans: list[Span], ctx: LoadContext, first_line: int = 1
 ) -> tuple[list[pl.DataFrame], int]:
@@ -155,7 +173,7 @@ def _parse_spans(
     frames = []
     line = first_line
     for span in spans:
-        data = read_span(path, span)
+        data = read_chunk(module, path, span)
         frames.append(module.parse_chunk(data, line, ctx))
         line += line_count(data)
     return frames, line - first_line
@@ -238,7 +256,7 @@ def _parse_threaded(
     numbered from 1 and renumbered once the lines before it are counted."""
 
     def parse(span: Span) -> tuple[pl.DataFrame, int]:
-        data = read_span(path, span)
+        data = read_chunk(module, path, span)
         return module.parse_chunk(data, 1, ctx), line_count(data)
 
     frames: list[pl.DataFrame] = []

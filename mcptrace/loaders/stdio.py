@@ -54,7 +54,7 @@ def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
     return infer_directions(messages)
 
 
-def parse_chunk(data: bytes, first_line: int, ctx: LoadContext) -> pl.DataFrame:
+def parse_chunk(data: bytes | memoryview, first_line: int, ctx: LoadContext) -> pl.DataFrame:
     """Rows for the lines in ``data`` (numbered from ``first_line``), session gaps unfilled.
 
     The C scanner takes the common lines; the rest (and everything, when it is not

@@ -622,3 +622,78 @@ def test_line_count_without_the_gil_counts_as_split_lines_cuts(data: bytes) -> N
     expected = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     assert accel.lines(data) == expected
     assert chunked.line_count(data) == expected
+
+
+# -- chunks read by the scanner: its columns keep them instead of a copy ----------------
+
+
+@pytest.mark.skipif(not hasattr(accel._scan, "read"), reason="no pread on this platform")
+def test_read_chunk_gives_the_files_bytes_read_only(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"0123456789" * 10)
+    with open(path, "rb") as f:
+        middle = accel.read(f.fileno(), 5, 20)
+        past_the_end = accel.read(f.fileno(), 90, 50)
+        empty = accel.read(f.fileno(), 200, 10)
+    assert middle is not None and past_the_end is not None and empty is not None
+    assert bytes(middle) == (b"0123456789" * 10)[5:25]
+    assert bytes(past_the_end) == b"0123456789"  # the file ends first: fewer bytes
+    assert bytes(empty) == b""
+    assert middle.readonly
+    with pytest.raises(TypeError):
+        middle[0] = 1  # type: ignore[index]
+    with pytest.raises(OSError):
+        accel.read(-1, 0, 10)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
+    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+)
+def test_a_chunk_read_from_the_file_scans_as_its_bytes(
+    docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
+) -> None:
+    """Rows scanned from a chunk the scanner read itself (and keeps, uncopied) are those
+    of the same bytes given as ``bytes``, slow lines (sliced from the chunk) included."""
+    import tempfile
+
+    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
+    ctx = LoadContext(source="t.jsonl", tz=None)
+    expected = FORMATS["capture"].parse_chunk(data, 3, ctx)  # type: ignore[attr-defined]
+    with tempfile.TemporaryFile() as f:
+        f.write(b"xx" + data)
+        f.flush()
+        chunk = accel.read(f.fileno(), 2, len(data))
+    assert chunk is not None
+    got = FORMATS["capture"].parse_chunk(chunk, 3, ctx)  # type: ignore[attr-defined]
+    assert_frame_equal(got, expected)
+
+
+def test_columns_outlive_the_chunk_and_the_file(tmp_path: Path) -> None:
+    """The text columns point into the chunk the scanner read: they keep it alive after
+    the chunk object, the file and the loader's frames are gone."""
+    import gc
+
+    path = tmp_path / "c.jsonl"
+    lines = [env(m, session="s") for m in COMMON]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    module = FORMATS["capture"]
+    span = chunked.Span(0, path.stat().st_size, 1)
+    data = chunked.read_chunk(module, str(path), span)  # type: ignore[arg-type]
+    frame = module.parse_chunk(data, 1, LoadContext(source=str(path), tz=None))  # type: ignore[attr-defined]
+    raw = frame["raw"].filter(frame["raw"].str.len_bytes() > 12)
+    del data, frame
+    path.unlink()
+    gc.collect()
+    assert raw.to_list() == [line.decode() for line in lines if len(line) > 12]
+
+
+def test_a_byte_order_mark_is_dropped_from_a_chunk_the_scanner_reads(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    lines = [env(m, session="s") for m in COMMON]
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
+    module = FORMATS["capture"]
+    span = chunked.Span(0, path.stat().st_size, 1)
+    data = chunked.read_chunk(module, str(path), span)  # type: ignore[arg-type]
+    assert bytes(data) == chunked.read_span(str(path), span) == b"\n".join(lines) + b"\n"
