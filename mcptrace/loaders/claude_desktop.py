@@ -34,7 +34,7 @@ session and the file gets a note.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcptrace import _json
@@ -250,7 +250,13 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             continue
 
         record = env
-        env = replace(env, direction=_DIRECTIONS[message["who"]])
+        # a new Envelope, not dataclasses.replace: replace cost a fifth of the load
+        env = Envelope(
+            ts_text=env.ts_text,
+            session=session,
+            server=server,
+            direction=_DIRECTIONS[message["who"]],
+        )
         sessions.exchanged.add(session)
         body = message["body"].removesuffix(_TRAILER)
         if body[:1] in ("{", "["):
