@@ -697,3 +697,35 @@ def test_a_byte_order_mark_is_dropped_from_a_chunk_the_scanner_reads(tmp_path: P
     span = chunked.Span(0, path.stat().st_size, 1)
     data = chunked.read_chunk(module, str(path), span)  # type: ignore[arg-type]
     assert bytes(data) == chunked.read_span(str(path), span) == b"\n".join(lines) + b"\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(['\\"', "\\\\", "{", "}", "[", "]", '"', "x" * 7, "\\n", "é", ","]),
+        max_size=40,
+    ),
+    pad=st.integers(0, 70),
+    nested=st.integers(0, 3),
+    after=st.booleans(),
+)
+def test_light_pass_skips_long_messages_block_by_block(
+    pieces: list[str], pad: int, nested: int, after: bool
+) -> None:
+    """The light pass skips `msg` 64 bytes at a time: escapes, quotes and brackets inside
+    strings, at every offset and across block edges, must not change the session it
+    reads, nor hide a session member written after `msg`."""
+    text = "".join(pieces)
+    value: object = {"jsonrpc": "2.0", "method": "x", "params": {"p" * pad: text, "q": [text]}}
+    for _ in range(nested):
+        value = {"a": [value, text]}
+    record = {"ts": "t", "session": "before", "msg": value}
+    if after:
+        record["session"] = "after"  # moved last: read after skipping msg
+        record = {"ts": "t", "msg": value, "session": "after"}
+    line = orjson.dumps(record)
+    states, hashes = accel.sessions(line + b"\n")
+    assert states[0] == 1
+    assert int.from_bytes(hashes[:8], sys.byteorder) == accel.session_hash(
+        "after" if after else "before"
+    )
