@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from mcptrace.linter.engine import lint, merge_findings
 from mcptrace.loaders import detect_file
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.partition import PlanMismatch, SharePlan, load_share, plan
+from mcptrace.loaders.reader import gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
 from mcptrace.trace import Trace, load
 
@@ -40,6 +42,8 @@ MIN_SHARED_BYTES = 64 << 20
 MIB_PER_MB, MIB_PER_KILOROW = 0.75, 0.75
 #: what a share may cost by that estimate: the peak stays near 0.8 GiB
 SHARE_BUDGET_MIB = 520
+#: JSON captures seldom compress more than this: a smaller gzip file is loaded whole
+_MAX_GZIP_RATIO = 16
 
 
 @dataclass(frozen=True)
@@ -158,34 +162,79 @@ def lint_in_shares(
     or more); the options are :func:`~mcptrace.linter.lint`'s.
     ``progress(share, shares)`` is called before each share is loaded.
 
-    None when the file is not linted this way, and should be loaded whole: it is not
-    an uncompressed file in the mcptrace capture format, reading it drew a warning (a
-    byte order mark), one share would do, the C scanner is not built, or a line's
-    session could not be told before loading it (see :mod:`mcptrace.loaders.partition`).
+    A gzip-compressed capture is first decompressed, a chunk at a time, into a
+    temporary file (in ``TMPDIR``, removed afterwards): memory then stays bounded as for
+    an uncompressed one, where loading it whole needs its decompressed size and more.
+
+    None when the file is not linted this way, and should be loaded whole: it is not a
+    file in the mcptrace capture format, reading it drew a warning (a byte order mark,
+    a cut or corrupt gzip stream), one share would do, the C scanner is not built, or a
+    line's session could not be told before loading it (see
+    :mod:`mcptrace.loaders.partition`).
     """
     source = os.fspath(path)
     if not Path(source).is_file():
         return None
+    options = LintOptions(select, ignore, revision, schema_dir)
+    run = _ShareRun(shares=shares, format=format, tz=tz, options=options, progress=progress)
     try:
-        name, content = detect_file(source, format=format)
-    except CaptureError:
+        compressed = is_gzip(source)
+    except OSError:
         return None
-    if name != "capture" or content.compressed or content.bom or content.warnings:
-        return None
-    del content  # the head read for detection (up to 64 MiB)
-    size = Path(source).stat().st_size
-    if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
-        return None
-    ctx = LoadContext(source=source, tz=tz)
+    if not compressed:
+        return run.lint(source, source)
+    if shares is None and Path(source).stat().st_size < MIN_SHARED_BYTES // _MAX_GZIP_RATIO:
+        return None  # small enough to load whole, however well it was compressed
+    with tempfile.TemporaryDirectory(prefix="mcptrace-") as folder:
+        plain = Path(folder) / Path(source).name.removesuffix(".gz")
+        try:
+            with open(source, "rb") as packed, open(plain, "wb") as out:
+                written, warning = gunzip_into(packed.read, out.write)
+        except OSError:
+            return None
+        if warning is not None or not written:
+            return None  # loaded whole, which keeps the warning
+        return run.lint(str(plain), source)
+
+
+@dataclass(frozen=True)
+class _ShareRun:
+    """What linting in shares was asked for (the options of :func:`lint_in_shares`)."""
+
+    shares: int | None
+    format: str | None
+    tz: str | None
+    options: LintOptions
+    progress: Callable[[int, int], None] | None
+
+    def lint(self, readable: str, source: str) -> FileLint | None:
+        """Lint the uncompressed capture ``readable`` in shares; rows and findings name
+        ``source`` (the file as given, when ``readable`` is its decompressed copy)."""
+        shares = self.shares
+        try:
+            name, content = detect_file(readable, format=self.format)
+        except CaptureError:
+            return None
+        if name != "capture" or content.compressed or content.bom or content.warnings:
+            return None
+        del content  # the head read for detection (up to 64 MiB)
+        size = Path(readable).stat().st_size
+        if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
+            return None
+        return _lint_planned(readable, LoadContext(source=source, tz=self.tz), size, self)
+
+
+def _lint_planned(readable: str, ctx: LoadContext, size: int, run: _ShareRun) -> FileLint | None:
+    """Deal the sessions of ``readable`` into shares and lint them one by one."""
+    shares, progress, options = run.shares, run.progress, run.options
     share_plan = plan(
-        source, shares if shares is not None else (lambda lines: shares_for(size, lines)), ctx
+        readable, shares if shares is not None else (lambda lines: shares_for(size, lines)), ctx
     )
     if share_plan is None or share_plan.shares < 2:
         return None
     rows_per_line = np.zeros(share_plan.lines + 1, dtype=np.int64)
     found: list[pl.DataFrame] = []
     pointed: list[pl.DataFrame] = []
-    options = LintOptions(select, ignore, revision, schema_dir)
     for share in range(share_plan.shares):
         if progress is not None:
             progress(share, share_plan.shares)

@@ -7,7 +7,9 @@ stream) so the loader can record it instead of losing it.
 
 from __future__ import annotations
 
+import io
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,25 +61,51 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+def gunzip_into(
+    read: Callable[[int], bytes], write: Callable[[bytes], object]
+) -> tuple[int, str | None]:
+    """Decompress every gzip member of the stream ``read(n)`` gives into ``write``, a
+    chunk at a time (memory does not grow with the file); returns the bytes written and
+    a warning when the stream is corrupt or cut short (what came before it is kept)."""
+    written = 0
+    pending = read(_CHUNK)
+    while True:
+        while len(pending) < len(_GZIP_MAGIC):  # a member may start at a chunk's very end
+            more = read(_CHUNK)
+            if not more:
+                break
+            pending += more
+        if not pending.startswith(_GZIP_MAGIC):
+            return written, None  # trailing bytes that are no gzip member are ignored
+        d = zlib.decompressobj(wbits=47)
+        try:
+            while True:
+                out = d.decompress(pending)
+                write(out)
+                written += len(out)
+                if d.eof:
+                    break
+                pending = read(_CHUNK)
+                if not pending:
+                    break
+        except zlib.error as exc:
+            return written, f"corrupt gzip data after {written} decompressed bytes ({exc})"
+        if not d.eof:
+            return written, f"truncated gzip stream: kept the first {written} decompressed bytes"
+        pending = d.unused_data
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file starts like a gzip stream."""
+    with open(path, "rb") as f:
+        return f.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
+
+
 def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
     """Decompress every gzip member; keep what can be read of a truncated stream."""
     out = bytearray()
-    rest = raw
-    while rest.startswith(_GZIP_MAGIC):
-        d = zlib.decompressobj(wbits=47)
-        try:
-            for i in range(0, len(rest), _CHUNK):
-                out += d.decompress(rest[i : i + _CHUNK])
-                if d.eof:
-                    break
-        except zlib.error as exc:
-            return bytes(out), f"corrupt gzip data after {len(out)} decompressed bytes ({exc})"
-        if not d.eof:
-            return bytes(
-                out
-            ), f"truncated gzip stream: kept the first {len(out)} decompressed bytes"
-        rest = d.unused_data
-    return bytes(out), None
+    _, warning = gunzip_into(io.BytesIO(raw).read, out.extend)
+    return bytes(out), warning
 
 
 def read_content(path: str | Path, limit: int | None = None) -> Content:

@@ -273,3 +273,34 @@ def test_cli_baseline_and_window_work_the_same_in_shares(injected: Path, tmp_pat
         for shares in ("1", "3")
     ]
     assert windows[0] == windows[1] and windows[0].count('"code"') > 3
+
+
+@needs_scanner
+def test_a_gzip_capture_is_linted_in_shares_from_a_temporary_copy(
+    injected: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compressed capture is decompressed into a temporary file and linted in shares:
+    the findings are those of loading it whole, and name the .gz file; the copy is gone
+    afterwards. Its members may be several (appended logs), split anywhere."""
+    import gzip
+    import tempfile
+
+    data = injected.read_bytes()
+    packed = tmp_path / "injected.jsonl.gz"
+    half = data.rfind(b"\n", 0, len(data) // 2) + 1
+    packed.write_bytes(gzip.compress(data[:half]) + gzip.compress(data[half:]))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    done = lint_in_shares(packed, shares=3)
+    assert done is not None and done.shares == 3
+    whole = _whole(packed)
+    assert set(whole["source"].unique()) == {str(packed)}
+    _same(done.findings, whole)
+    assert list((tmp_path / "tmp").iterdir()) == []  # the decompressed copy is removed
+    # a cut stream is loaded whole, which reports what was lost
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[:-100])
+    assert lint_in_shares(cut, shares=3) is None
+    _same(lint_file(cut, shares=3), _whole(cut))
+    # small compressed files are not worth a temporary copy
+    assert lint_in_shares(packed) is None

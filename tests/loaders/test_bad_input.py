@@ -191,3 +191,44 @@ def test_random_and_mutated_lines_never_crash_and_are_all_accounted_for(
     assert invalid["parse_error"].null_count() == 0
     # derived tables build on anything that loads
     assert trace.calls.height >= 0 and trace.sessions.height >= 1
+
+
+def test_every_member_of_a_multi_member_gzip_is_read(tmp_path: Path) -> None:
+    """Members bigger than the 1 MiB read chunk, one after another (appended logs): all
+    of them are decompressed (an earlier reader kept only the part of the second member
+    in the first member's last chunk, and called the stream truncated)."""
+    import gzip
+    import os
+
+    from mcptrace.loaders.reader import read_content
+
+    first, second = os.urandom(1_500_000), os.urandom(1_500_000)
+    path = tmp_path / "two.gz"
+    path.write_bytes(gzip.compress(first) + gzip.compress(second))
+    content = read_content(path)
+    assert content.compressed and not content.warnings
+    assert content.data == first + second
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 4096])
+def test_gzip_streams_read_in_any_chunks_give_the_same_bytes(chunk: int) -> None:
+    """Decompressing chunk by chunk (how a compressed capture is linted in shares) gives
+    the bytes and the warning of reading the file whole, wherever the chunks cut, even
+    through a member's magic bytes."""
+    import gzip
+    import io
+
+    from mcptrace.loaders import reader
+
+    members = [gzip.compress(b"a" * 5000), gzip.compress(b"b\n" * 300), gzip.compress(b"")]
+    for raw in (b"".join(members), b"".join(members)[:-7], members[0] + b"garbage"):
+        whole, warning = reader._gunzip(raw)
+        out = bytearray()
+        source = io.BytesIO(raw)
+
+        def read(n: int, source: io.BytesIO = source) -> bytes:
+            return source.read(min(n, chunk))
+
+        written, streamed = reader.gunzip_into(read, out.extend)
+        assert (bytes(out), streamed) == (whole, warning)
+        assert written == len(whole)
