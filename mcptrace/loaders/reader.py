@@ -18,6 +18,8 @@ from mcptrace.errors import CaptureError
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
+#: the most bytes one decompression step gives
+_OUT_MAX = 16 << 20
 
 
 @dataclass
@@ -80,11 +82,16 @@ def gunzip_into(
         d = zlib.decompressobj(wbits=47)
         try:
             while True:
-                out = d.decompress(pending)
+                # at most _OUT_MAX bytes a step: a chunk of a highly compressed file
+                # could otherwise come out as a gigabyte at once
+                out = d.decompress(pending, _OUT_MAX)
                 write(out)
                 written += len(out)
                 if d.eof:
                     break
+                if d.unconsumed_tail or len(out) == _OUT_MAX:
+                    pending = d.unconsumed_tail  # zlib may still hold output for b""
+                    continue
                 pending = read(_CHUNK)
                 if not pending:
                     break

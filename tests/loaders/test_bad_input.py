@@ -232,3 +232,27 @@ def test_gzip_streams_read_in_any_chunks_give_the_same_bytes(chunk: int) -> None
         written, streamed = reader.gunzip_into(read, out.extend)
         assert (bytes(out), streamed) == (whole, warning)
         assert written == len(whole)
+
+
+def test_a_highly_compressed_member_is_decompressed_in_bounded_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each decompression step gives at most a bounded number of bytes, however well
+    the input compresses; the bytes are the same as in one step."""
+    import gzip
+    import io
+
+    from mcptrace.loaders import reader
+
+    monkeypatch.setattr(reader, "_OUT_MAX", 1000)
+    data = b"x" * 300_000 + b"y\n" * 1000
+    raw = gzip.compress(data) + gzip.compress(data)
+    steps: list[int] = []
+
+    def write(out: bytes) -> None:
+        steps.append(len(out))
+
+    written, warning = reader.gunzip_into(io.BytesIO(raw).read, write)
+    assert (written, warning) == (2 * len(data), None)
+    assert max(steps) <= 1000
+    assert reader._gunzip(raw) == (data + data, None)
