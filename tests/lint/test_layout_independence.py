@@ -76,3 +76,17 @@ def test_rules_side_by_side_find_what_rules_one_by_one_do(
     monkeypatch.setattr(engine, "workers", lambda: 8)
     for _ in range(3):
         assert_frame_equal(lint(mcptrace.load(injected), schema_dir=SPEC), one_by_one)
+
+
+def test_linting_draws_no_warning(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No rule draws a warning, deprecations of Polars included (warned from Rust, they do
+    not fail a test by themselves: they are recorded here). One rule at a time, so that
+    each warning is raised where it is recorded."""
+    import warnings
+
+    monkeypatch.setattr(engine, "RULE_THREADS", 1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        lint(trace, schema_dir=SPEC if SPEC.is_dir() else None)
+        lint(trace, revision="2026-07-28")
+    assert [f"{w.filename}:{w.lineno}: {w.message}" for w in seen] == []

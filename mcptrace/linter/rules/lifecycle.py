@@ -16,7 +16,8 @@ from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, rule
 from mcptrace.protocol import REVISIONS
 
-_KNOWN = pl.Series(list(REVISIONS), dtype=pl.String)
+#: a tuple, not a Series: `is_in` with a Series of the column's own type is deprecated
+_KNOWN = tuple(REVISIONS)
 #: JSON-RPC errors only a 2026-07-28 (modern) server returns (basic/transports: the
 #: header mismatch, missing client capability and unsupported version errors).
 _MODERN_ERROR_CODES = (-32020, -32021, -32022)

@@ -24,7 +24,8 @@ from mcptrace.linter.context import LintContext, settle
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 from mcptrace.protocol import METHODS, REVISIONS, revisions_of
 
-_KNOWN = pl.Series(list(REVISIONS), dtype=pl.String)
+#: a tuple, not a Series: `is_in` with a Series of the column's own type is deprecated
+_KNOWN = tuple(REVISIONS)
 _META = "io.modelcontextprotocol"
 
 
@@ -177,7 +178,7 @@ def method_not_in_revision(ctx: LintContext) -> pl.DataFrame:
         lambda keys: (
             keys.filter(
                 pl.col("method").is_in(_every_method().implode())
-                & pl.col("judge").is_in(_KNOWN.implode())
+                & pl.col("judge").is_in(_KNOWN)
             )
             .filter(~_server_request_in_modern())
             .join(_wire().select("judge", "method"), on=["judge", "method"], how="anti")
