@@ -177,8 +177,7 @@ def method_not_in_revision(ctx: LintContext) -> pl.DataFrame:
         ctx,
         lambda keys: (
             keys.filter(
-                pl.col("method").is_in(_every_method().implode())
-                & pl.col("judge").is_in(_KNOWN)
+                pl.col("method").is_in(_every_method().implode()) & pl.col("judge").is_in(_KNOWN)
             )
             .filter(~_server_request_in_modern())
             .join(_wire().select("judge", "method"), on=["judge", "method"], how="anti")
