@@ -536,15 +536,20 @@ def _has_float_or_big_int(value: object) -> bool:
 # -- threads over chunks: same trace as one pass -----------------------------------------------
 
 
+@pytest.mark.parametrize("fmt", ["capture", "stdio"])
 def test_threaded_chunks_match_a_single_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lines = [env(m, session=f"s{i % 3}") for i in range(40) for m in COMMON]
+    """Chunks the scanner reads itself, on threads, give the rows of one pure-Python pass."""
+    if fmt == "capture":
+        lines = [env(m, session=f"s{i % 3}") for i in range(40) for m in COMMON]
+    else:
+        lines = [orjson.dumps(m) for _ in range(40) for m in COMMON]
     lines[17] = b"garbage"
     lines[300] = b""
     path = tmp_path / "big.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    module = FORMATS["capture"]
+    module = FORMATS[fmt]
     ctx = LoadContext(source=str(path), tz=None)
     monkeypatch.setattr(chunked, "CHUNK_BYTES", 4096)
     threaded = chunked.load_path(module, str(path), ctx, parallel=True)  # type: ignore[arg-type]
