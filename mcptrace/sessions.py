@@ -98,8 +98,9 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         "http_headers",
         "message",
     )
-    init_req = (
-        messages.filter((pl.col("method") == "initialize") & (pl.col("kind") == "request"))
+    lazy = messages.lazy()
+    init_req_query = (
+        lazy.filter((pl.col("method") == "initialize") & (pl.col("kind") == "request"))
         .group_by("session", maintain_order=True)
         .agg(
             _first(pl.col("protocol_version"), "requested_revision"),
@@ -108,8 +109,8 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
             _first(_json_at("$.params.capabilities"), "init_client_caps"),
         )
     )
-    init_res = (
-        messages.filter((pl.col("kind") == "response") & pl.col("protocol_version").is_not_null())
+    init_res_query = (
+        lazy.filter((pl.col("kind") == "response") & pl.col("protocol_version").is_not_null())
         .group_by("session", maintain_order=True)
         .agg(
             pl.col("protocol_version").last().alias("agreed_revision"),
@@ -134,8 +135,12 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         & (pl.col("method") != "initialize")
         & pl.col("protocol_version").is_not_null()
     )
-    meta_revision = modern_req.group_by("session", maintain_order=True).agg(
-        pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
+    meta_revision_query = (
+        modern_req.lazy()
+        .group_by("session", maintain_order=True)
+        .agg(
+            pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
+        )
     )
     meta_client = _first_per_session(
         modern_req, f"{_META}/clientCapabilities", f"{_META}/clientInfo"
@@ -145,7 +150,6 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         meta_client_version=_path(f'$.params._meta["{_META}/clientInfo"].version'),
         meta_client_caps=_json_at(f'$.params._meta["{_META}/clientCapabilities"]'),
     )
-    meta = meta_revision.join(meta_client, on="session", how="left")
     results = messages.filter(pl.col("result_type").is_not_null())
     server_meta = _first_per_session(results, f"{_META}/serverInfo").select(
         "session",
@@ -161,8 +165,8 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         ),
     )
     discover = server_meta.join(discover_result, on="session", how="full", coalesce=True)
-    header = (
-        messages.filter(pl.col("http_headers").is_not_null() & (pl.col("direction") == "c2s"))
+    header_query = (
+        lazy.filter(pl.col("http_headers").is_not_null() & (pl.col("direction") == "c2s"))
         .with_columns(
             _h=pl.coalesce(
                 pl.col("http_headers").str.json_path_match("$['MCP-Protocol-Version']"),
@@ -178,8 +182,8 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     first_test: pl.Expr = pl.lit(None, pl.Int8)
     for index, (test, _) in reversed(list(enumerate(_FINGERPRINTS))):
         first_test = pl.when(test).then(pl.lit(index, pl.Int8)).otherwise(first_test)
-    fingerprint = (
-        messages.select("session", _fp=first_test)
+    fingerprint_query = (
+        lazy.select("session", _fp=first_test)
         .group_by("session", maintain_order=True)
         .agg(pl.col("_fp").min())
         .select(
@@ -191,11 +195,23 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
             ),
         )
     )
-    seen = (
-        messages.filter(pl.col("protocol_version").is_not_null())
+    seen_query = (
+        lazy.filter(pl.col("protocol_version").is_not_null())
         .group_by("session", maintain_order=True)
         .agg(pl.col("protocol_version").unique(maintain_order=True).alias("revisions_seen"))
     )
+    # the group-bys over every message run side by side, as one batch of queries
+    init_req, init_res, meta_revision, header, fingerprint, seen = pl.collect_all(
+        [
+            init_req_query,
+            init_res_query,
+            meta_revision_query,
+            header_query,
+            fingerprint_query,
+            seen_query,
+        ]
+    )
+    meta = meta_revision.join(meta_client, on="session", how="left")
     fingerprint = fingerprint.join(
         seen, on="session", how="left", maintain_order="left"
     ).with_columns(pl.col("revisions_seen").fill_null(pl.lit([], dtype=pl.List(pl.String))))
