@@ -468,6 +468,14 @@ splices = st.sampled_from(
 )
 
 
+#: documents, each with the spelling style of :func:`spell`
+spelled_docs = st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6)
+#: (line, position, splice) edits for :func:`_spliced`
+mutations_of_lines = st.lists(
+    st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3
+)
+
+
 def _spliced(lines: list[bytes], mutations: list[tuple[int, int, bytes]]) -> bytes:
     """The lines with each splice inserted (line index, offset, bytes), as one chunk."""
     for which, where, splice in mutations:
@@ -479,8 +487,8 @@ def _spliced(lines: list[bytes], mutations: list[tuple[int, int, bytes]]) -> byt
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
-    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+    docs=spelled_docs,
+    mutations=mutations_of_lines,
 )
 def test_random_captures_match_the_python_path(
     docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
@@ -493,7 +501,7 @@ def test_random_captures_match_the_python_path(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     docs=st.lists(st.tuples(messages, st.integers(0, 2)), min_size=1, max_size=6),
-    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+    mutations=mutations_of_lines,
 )
 def test_random_stdio_streams_match_the_python_path(
     docs: list[tuple[object, int]], mutations: list[tuple[int, int, bytes]]
@@ -562,8 +570,8 @@ def test_threaded_chunks_match_a_single_pass(
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
-    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+    docs=spelled_docs,
+    mutations=mutations_of_lines,
     picks=st.lists(st.integers(0, 2), min_size=6, max_size=6),
 )
 def test_selected_lines_give_the_rows_of_those_lines(
@@ -588,8 +596,8 @@ def test_selected_lines_give_the_rows_of_those_lines(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
-    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+    docs=spelled_docs,
+    mutations=mutations_of_lines,
 )
 def test_light_session_pass_agrees_with_the_loader(
     docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
@@ -653,8 +661,8 @@ def test_read_chunk_gives_the_files_bytes_read_only(tmp_path: Path) -> None:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    docs=st.lists(st.tuples(envelopes, st.integers(0, 2)), min_size=1, max_size=6),
-    mutations=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), splices), max_size=3),
+    docs=spelled_docs,
+    mutations=mutations_of_lines,
 )
 def test_a_chunk_read_from_the_file_scans_as_its_bytes(
     docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
