@@ -18,6 +18,7 @@ import gc
 import math
 import os
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +28,10 @@ import polars as pl
 
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
-from mcptrace.loaders import detect_file
+from mcptrace.loaders import detect, detect_file
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.partition import PlanMismatch, SharePlan, load_share, plan
-from mcptrace.loaders.reader import gunzip_into, is_gzip
+from mcptrace.loaders.reader import Content, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
 from mcptrace.trace import Trace, load
 
@@ -44,6 +45,8 @@ MIB_PER_MB, MIB_PER_KILOROW = 0.75, 0.75
 SHARE_BUDGET_MIB = 520
 #: JSON captures seldom compress more than this: a smaller gzip file is loaded whole
 _MAX_GZIP_RATIO = 16
+#: how much of a gzip file's start is decompressed to tell its format
+_HEAD_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -176,15 +179,28 @@ def lint_in_shares(
     if not Path(source).is_file():
         return None
     options = LintOptions(select, ignore, revision, schema_dir)
-    run = _ShareRun(shares=shares, format=format, tz=tz, options=options, progress=progress)
+
+    def in_shares(readable: str) -> FileLint | None:
+        return _lint_capture(
+            readable,
+            source,
+            shares=shares,
+            format=format,
+            tz=tz,
+            options=options,
+            progress=progress,
+        )
+
     try:
         compressed = is_gzip(source)
     except OSError:
         return None
     if not compressed:
-        return run.lint(source, source)
+        return in_shares(source)
     if shares is None and Path(source).stat().st_size < MIN_SHARED_BYTES // _MAX_GZIP_RATIO:
         return None  # small enough to load whole, however well it was compressed
+    if not _looks_like_a_capture(source, format):
+        return None  # not worth decompressing to disk: it is loaded whole
     with tempfile.TemporaryDirectory(prefix="mcptrace-") as folder:
         plain = Path(folder) / Path(source).name.removesuffix(".gz")
         try:
@@ -194,39 +210,50 @@ def lint_in_shares(
             return None
         if warning is not None or not written:
             return None  # loaded whole, which keeps the warning
-        return run.lint(str(plain), source)
+        return in_shares(str(plain))
 
 
-@dataclass(frozen=True)
-class _ShareRun:
-    """What linting in shares was asked for (the options of :func:`lint_in_shares`)."""
-
-    shares: int | None
-    format: str | None
-    tz: str | None
-    options: LintOptions
-    progress: Callable[[int, int], None] | None
-
-    def lint(self, readable: str, source: str) -> FileLint | None:
-        """Lint the uncompressed capture ``readable`` in shares; rows and findings name
-        ``source`` (the file as given, when ``readable`` is its decompressed copy)."""
-        shares = self.shares
-        try:
-            name, content = detect_file(readable, format=self.format)
-        except CaptureError:
-            return None
-        if name != "capture" or content.compressed or content.bom or content.warnings:
-            return None
-        del content  # the head read for detection (up to 64 MiB)
-        size = Path(readable).stat().st_size
-        if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
-            return None
-        return _lint_planned(readable, LoadContext(source=source, tz=self.tz), size, self)
+def _looks_like_a_capture(source: str, format: str | None) -> bool:
+    """Whether the start of the gzip file ``source`` reads as an mcptrace capture (or
+    ``format`` says it is one)."""
+    if format is not None:
+        return format == "capture"
+    try:
+        with open(source, "rb") as f:
+            head = zlib.decompressobj(wbits=47).decompress(f.read(_HEAD_BYTES), _HEAD_BYTES)
+    except (OSError, zlib.error):
+        return False
+    # whole lines only: a cut last line would not read as JSON
+    head = head[: head.rfind(b"\n") + 1] or head
+    try:
+        return detect(Content(source=source, data=head, compressed=True)) == "capture"
+    except CaptureError:
+        return False
 
 
-def _lint_planned(readable: str, ctx: LoadContext, size: int, run: _ShareRun) -> FileLint | None:
-    """Deal the sessions of ``readable`` into shares and lint them one by one."""
-    shares, progress, options = run.shares, run.progress, run.options
+def _lint_capture(
+    readable: str,
+    source: str,
+    *,
+    shares: int | None,
+    format: str | None,
+    tz: str | None,
+    options: LintOptions,
+    progress: Callable[[int, int], None] | None,
+) -> FileLint | None:
+    """:func:`lint_in_shares` of the uncompressed file ``readable``, whose rows and findings
+    name ``source`` (the file as given, when ``readable`` is its decompressed copy)."""
+    try:
+        name, content = detect_file(readable, format=format)
+    except CaptureError:
+        return None
+    if name != "capture" or content.compressed or content.bom or content.warnings:
+        return None
+    del content  # the head read for detection (up to 64 MiB)
+    size = Path(readable).stat().st_size
+    if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
+        return None
+    ctx = LoadContext(source=source, tz=tz)
     share_plan = plan(
         readable, shares if shares is not None else (lambda lines: shares_for(size, lines)), ctx
     )

@@ -304,3 +304,15 @@ def test_a_gzip_capture_is_linted_in_shares_from_a_temporary_copy(
     _same(lint_file(cut, shares=3), _whole(cut))
     # small compressed files are not worth a temporary copy
     assert lint_in_shares(packed) is None
+    # nor are other formats: their start tells, and nothing is decompressed to disk
+    from mcptrace.linter import shares as shares_module
+
+    def no_copy(*_: Any) -> tuple[int, str | None]:
+        raise AssertionError("decompressed a file that is not a capture")
+
+    monkeypatch.setattr(shares_module, "gunzip_into", no_copy)
+    stdio = tmp_path / "server.jsonl.gz"
+    stdio.write_bytes(gzip.compress(Path("sample_traces/stdio/docs-server.ndjson").read_bytes()))
+    assert lint_in_shares(stdio, shares=3) is None
+    assert lint_in_shares(packed, shares=3, format="stdio") is None
+    assert list((tmp_path / "tmp").iterdir()) == []
