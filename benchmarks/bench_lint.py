@@ -17,6 +17,11 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
     start-up, imports and the text report included); its peak RSS comes from
     ``wait4``, which is reliable here because the parent is far smaller than the child.
 
+Each measurement also reports its CPU time (user and system, every thread; for (e) the
+whole command's, from ``wait4``). On a shared machine wall time swings with the load of
+other tenants while CPU time moves far less, so comparisons across runs are best made on
+it; CPU over wall time says how many cores a measurement kept busy.
+
 Targets for (c) and (d): no slower than (a), at least 2.5x faster than (b), peak RSS
 <= 1 GiB at 10^6 messages. A last subprocess times every rule family on one loaded trace:
 the frames all rules share are prepared first (reported apart), then each rule runs
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -107,6 +113,7 @@ def _child(mode: str, path: str) -> dict[str, Any]:
     import_s = time.perf_counter() - started
     rss_ready = _own_peak_rss()
     extra: dict[str, Any] = {}
+    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
     if mode == "baseline":
         loads = orjson.loads
@@ -118,6 +125,7 @@ def _child(mode: str, path: str) -> dict[str, Any]:
     elif mode == "naive":
         with open(path, "rb") as f:
             rows = sum(1 for _ in f)
+        cpu0 = _cpu_seconds()
         t0 = time.perf_counter()  # the line count above is not part of the linter
         extra["findings"] = len(naive_lint(path))
     elif mode == "lint":
@@ -147,6 +155,7 @@ def _child(mode: str, path: str) -> dict[str, Any]:
     elif mode == "families":
         trace = mcptrace.load(path)
         rows = trace.messages.height
+        cpu0 = _cpu_seconds()
         t0 = time.perf_counter()
         extra = _families(trace)
     else:
@@ -155,11 +164,18 @@ def _child(mode: str, path: str) -> dict[str, Any]:
     return {
         "mode": mode,
         "seconds": seconds,
+        "cpu_s": _cpu_seconds() - cpu0,
         "rows": rows,
         "import_s": import_s,
         "rss_after_import": rss_ready,
         **extra,
     }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process so far, every thread, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _families(trace: Any) -> dict[str, Any]:
@@ -241,7 +257,8 @@ def _measure_cli(path: Path) -> Run | str:
             tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
             return f"exit {code}: {' | '.join(tail)}"
     peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return Run("cli", seconds, peak, {"exit_status": code})
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run("cli", seconds, peak, {"exit_status": code, "cpu_s": cpu})
 
 
 def _summary(runs: list[Run], base: float | None, naive: float | None) -> dict[str, Any]:
@@ -261,6 +278,10 @@ def _summary(runs: list[Run], base: float | None, naive: float | None) -> dict[s
     for key in ("import_s", "rss_after_import"):
         if key in first:
             out[key] = min(r.detail[key] for r in runs)
+    if "cpu_s" in first:
+        # CPU time moves far less than wall time when the machine is busy, and over wall
+        # time it says how many cores the measurement kept busy
+        out["cpu_s_best"] = min(r.detail["cpu_s"] for r in runs)
     for key in ("load_s", "lint_s"):
         if key in first:
             out[key + "_best"] = min(r.detail[key] for r in runs)
@@ -276,7 +297,7 @@ def _verdict(ok: bool) -> str:
 
 def _table(results: dict[str, Any], messages: int) -> str:
     header = (
-        f"{'measurement':<30} {'best s':>8} {'median s':>9} {'x (a)':>7} "
+        f"{'measurement':<30} {'best s':>8} {'median s':>9} {'CPU s':>7} {'x (a)':>7} "
         f"{'vs (b)':>7} {'peak RSS MiB':>13}  target"
     )
     lines = [header, "-" * len(header)]
@@ -300,9 +321,10 @@ def _table(results: dict[str, Any], messages: int) -> str:
             else:
                 notes.append("RSS target n/a below 10^6 msgs")
         vs_naive = f"{speedup:>6.2f}x" if speedup is not None else f"{'':>7}"
+        cpu = f"{res['cpu_s_best']:>7.2f}" if "cpu_s_best" in res else f"{'':>7}"
         lines.append(
-            f"{LABELS[mode]:<30} {res['best_s']:>8.2f} {res['median_s']:>9.2f} {ratio:>6.2f}x "
-            f"{vs_naive} {res['peak_rss_bytes'] / MIB:>13,.0f}  " + "; ".join(notes)
+            f"{LABELS[mode]:<30} {res['best_s']:>8.2f} {res['median_s']:>9.2f} {cpu} "
+            f"{ratio:>6.2f}x {vs_naive} {res['peak_rss_bytes'] / MIB:>13,.0f}  " + "; ".join(notes)
         )
     lint_res = results.get("lint", {})
     if "load_s_best" in lint_res:
