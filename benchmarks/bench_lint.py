@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -48,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from bench_load import GIB, MIB, OUT, _capture, _own_peak_rss, _versions, _warm
+from bench_load import GIB, MIB, OUT, _capture, _cpu_seconds, _own_peak_rss, _versions, _warm
 
 MODES = ("baseline", "naive", "lint", "shares", "cli")
 LABELS = {
@@ -170,12 +169,6 @@ def _child(mode: str, path: str) -> dict[str, Any]:
         "rss_after_import": rss_ready,
         **extra,
     }
-
-
-def _cpu_seconds() -> float:
-    """CPU time of this process so far, every thread, user and system."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _families(trace: Any) -> dict[str, Any]:

@@ -12,11 +12,13 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
 (c) ``mcptrace.load(path)`` plus ``trace.calls`` and ``trace.sessions``.
 
 Times cover the operation only (interpreter start-up and imports are reported
-apart). Peak RSS is the child's own high-water mark (``VmHWM``), so it includes
-the interpreter and imported libraries. ``ru_maxrss`` (``getrusage``, ``wait4``)
-is not used on Linux: it keeps the high-water mark of the address space replaced
-by ``exec``, which after ``fork``/``vfork`` is the parent's, so a small child of a
-big parent would report the parent's size. Runs are interleaved
+apart). Each also gets its CPU time (user and system, every thread and worker process):
+on a shared machine it moves far less than wall time with other tenants' load, and over
+wall time it says how many cores were kept busy. Peak RSS is the child's own high-water
+mark (``VmHWM``), so it includes the interpreter and imported libraries. ``ru_maxrss``
+(``getrusage``, ``wait4``) is not used on Linux: it keeps the high-water mark of the
+address space replaced by ``exec``, which after ``fork``/``vfork`` is the parent's, so a
+small child of a big parent would report the parent's size. Runs are interleaved
 (a, b, c, a, b, c, ...) so that drifting machine load hits every measurement alike.
 
 With ``--streaming``, and if ``mcptrace.streaming.write_messages(source, destination, "parquet")``
@@ -84,6 +86,14 @@ def _own_peak_rss() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # macOS: bytes, else KiB
 
 
+def _cpu_seconds() -> float:
+    """CPU time so far, user and system: every thread of this process, and the worker
+    processes it has waited for (the pure-Python load parses on one per extra core)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+
+
 def _child(mode: str, path: str, dest: str | None) -> dict[str, Any]:
     if mode == "pure":
         # the pure-Python path, as on a machine where the C scanner could not be built
@@ -94,6 +104,7 @@ def _child(mode: str, path: str, dest: str | None) -> dict[str, Any]:
     import_s = time.perf_counter() - started
     rss_ready = _own_peak_rss()
     extra: dict[str, float] = {}
+    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
     if mode == "baseline":
         loads = orjson.loads
@@ -132,6 +143,7 @@ def _child(mode: str, path: str, dest: str | None) -> dict[str, Any]:
     return {
         "mode": mode,
         "seconds": seconds,
+        "cpu_s": _cpu_seconds() - cpu0,
         "rows": rows,
         "import_s": import_s,
         "rss_after_import": rss_ready,
@@ -221,6 +233,7 @@ def _summary(runs: list[Run], nbytes: int, base_best: float | None) -> dict[str,
         "rows_per_s": rows / best,
         "mb_per_s": nbytes / 1e6 / best,
         "peak_rss_bytes": max(r.peak_rss for r in runs),
+        "cpu_s_best": min(r.detail["cpu_s"] for r in runs),
         "import_s": min(r.detail["import_s"] for r in runs),
         "rss_after_import_bytes": min(r.detail["rss_after_import"] for r in runs),
     }
@@ -241,7 +254,7 @@ def _verdict(ok: bool) -> str:
 
 def _table(results: dict[str, Any], messages: int) -> str:
     header = (
-        f"{'measurement':<29} {'best s':>8} {'median s':>9} {'x base':>7} "
+        f"{'measurement':<29} {'best s':>8} {'median s':>9} {'CPU s':>7} {'x base':>7} "
         f"{'rows/s':>11} {'MB/s':>7} {'peak RSS MiB':>13}  target"
     )
     lines = [header, "-" * len(header)]
@@ -263,7 +276,8 @@ def _table(results: dict[str, Any], messages: int) -> str:
             else:
                 notes.append("RSS target n/a below 10^6 msgs")
         lines.append(
-            f"{LABELS[mode]:<29} {res['best_s']:>8.2f} {res['median_s']:>9.2f} {ratio:>6.2f}x "
+            f"{LABELS[mode]:<29} {res['best_s']:>8.2f} {res['median_s']:>9.2f} "
+            f"{res['cpu_s_best']:>7.2f} {ratio:>6.2f}x "
             f"{res['rows_per_s']:>11,.0f} {res['mb_per_s']:>7.1f} {rss_mib:>13,.0f}  "
             + "; ".join(notes)
         )
