@@ -316,3 +316,14 @@ def test_a_gzip_capture_is_linted_in_shares_from_a_temporary_copy(
     assert lint_in_shares(stdio, shares=3) is None
     assert lint_in_shares(packed, shares=3, format="stdio") is None
     assert list((tmp_path / "tmp").iterdir()) == []
+
+    # a disk too full for the copy: the file is loaded whole instead, and what was
+    # written so far is removed
+    def disk_full(read: Any, write: Any) -> tuple[int, str | None]:
+        write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shares_module, "gunzip_into", disk_full)
+    assert lint_in_shares(packed, shares=3) is None
+    assert list((tmp_path / "tmp").iterdir()) == []
+    _same(lint_file(packed, shares=3), whole)
