@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import polars as pl
 
@@ -143,11 +143,22 @@ def spans_of_bytes(data: bytes, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Sp
     return spans, lines
 
 
+_Data = TypeVar("_Data", bytes, memoryview)
+
+
+def _without_bom(data: _Data, span: Span) -> _Data:
+    """The bytes of ``span``, less the byte order mark that may open the file."""
+    if span.start == 0 and data[: len(_BOM)] == _BOM:
+        # of a chunk the scanner read, a slice: it copies that one, as it would bytes
+        return data[len(_BOM) :]
+    return data
+
+
 def read_span(path: str, span: Span) -> bytes:
     with open(path, "rb") as f:
         f.seek(span.start)
         data = f.read(span.end - span.start)
-    return data[len(_BOM) :] if span.start == 0 and data.startswith(_BOM) else data
+    return _without_bom(data, span)
 
 
 def read_chunk(module: ChunkedLoader, path: str, span: Span) -> bytes | memoryview:
@@ -158,11 +169,7 @@ def read_chunk(module: ChunkedLoader, path: str, span: Span) -> bytes | memoryvi
         return read_span(path, span)
     with open(path, "rb") as f:
         data = accel.read(f.fileno(), span.start, span.end - span.start)
-    if data is None:
-        return read_span(path, span)
-    if span.start == 0 and data[: len(_BOM)] == _BOM:
-        return data[len(_BOM) :]  # a slice: the scanner copies it, as it would bytes
-    return data
+    return read_span(path, span) if data is None else _without_bom(data, span)
 
 
 def _parse_spans(
