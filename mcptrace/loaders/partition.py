@@ -57,6 +57,9 @@ from mcptrace.loaders.rows import fill_servers
 _NONE, _OWN, _UNSURE = 0, 1, 2
 #: with more sessions than this, shares are dealt by hash rather than balanced by size
 _BALANCE_MAX_SESSIONS = 20_000
+#: sessions are dealt in the order they start when none is bigger than this share of
+#: an equal cut: no share then exceeds the equal cut by more than that
+_CONTIGUOUS_SLACK = 0.1
 MAX_SHARES = 255
 
 
@@ -130,19 +133,42 @@ def _line_sessions(path: str, span: Span) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _deal(session: np.ndarray, shares: int) -> np.ndarray:
-    """The share of each line: whole sessions, largest first, each to the share with the
-    fewest lines so far (by hash when there are too many sessions to deal one by one)."""
+    """The share of each line: whole sessions, each share about as many lines.
+
+    Sessions of a capture mostly live in one stretch of the file. Dealt in the order
+    they start, each share's lines then sit in a stretch of their own, and loading a
+    share skips most of the file's chunks unread (:func:`load_share`). A share gets at
+    most one session's lines more than an equal cut; where a session is too big for
+    that to be small, the sessions are dealt largest first, each to the share with
+    the fewest lines so far (or by hash when there are too many to deal one by one).
+    """
     lines = pl.Series("h", session, dtype=pl.UInt64)
-    sizes = lines.value_counts(name="n").sort("n", "h", descending=[True, False])
+    sizes = (
+        lines.to_frame()
+        .with_row_index("first")
+        .group_by("h")
+        .agg(pl.col("first").first(), n=pl.len())
+        .sort("first")
+    )
+    total = len(session)
+    if total == 0:
+        return np.zeros(0, dtype=np.uint8)
+    largest: int = sizes.select(pl.col("n").max()).item()
+    if largest * shares <= total * _CONTIGUOUS_SLACK:
+        before = sizes["n"].cum_sum() - sizes["n"]
+        share_of = (before.cast(pl.UInt64) * shares // total).cast(pl.UInt8)
+        dealt = lines.replace_strict(sizes["h"], share_of, return_dtype=pl.UInt8)
+        return dealt.to_numpy()
+    sizes = sizes.sort("n", "h", descending=[True, False])
     if sizes.height > _BALANCE_MAX_SESSIONS:
         return (session % np.uint64(shares)).astype(np.uint8)
-    share_of = []
+    share_of_list: list[int] = []
     load = [0] * shares
     for n in sizes["n"]:
         target = load.index(min(load))
-        share_of.append(target)
+        share_of_list.append(target)
         load[target] += n
-    dealt = lines.replace_strict(sizes["h"], share_of, return_dtype=pl.UInt8)
+    dealt = lines.replace_strict(sizes["h"], share_of_list, return_dtype=pl.UInt8)
     return dealt.to_numpy()
 
 
@@ -263,8 +289,11 @@ def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFr
     session is not the plan's (see the module docstring)."""
     module: ChunkedLoader = sys.modules[capture.__name__]
     wanted = bytes([share])
-    # the plan's chunks taken ``shares`` at a time, so that each read yields about as
-    # many rows as a chunk of the whole file: many small frames make every query slower
+    # the plan's chunks taken ``shares`` at a time: where sessions were dealt by size or
+    # hash, each read yields about a chunk's worth of the share's rows (many small frames
+    # make every query slower); where they were dealt in the order they start, a share
+    # holds nearly every line of the few groups it reads, and the others are not read at
+    # all. (Reading those one chunk at a time held ~0.2 GiB more at 10^6 messages.)
     groups = [
         range(i, min(i + share_plan.shares, len(share_plan.spans)))
         for i in range(0, len(share_plan.spans), share_plan.shares)

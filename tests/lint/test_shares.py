@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from factories import load_generator, load_injector
@@ -87,6 +88,43 @@ def test_shares_hold_whole_sessions_of_about_equal_size(injected: Path) -> None:
         assert_frame_equal(rows.drop("ordinal"), expected)
         assert rows["ordinal"].to_list() == list(range(rows.height))
     assert seen == set(whole["session"].unique().to_list())
+
+
+@needs_scanner
+def test_shares_of_many_short_sessions_each_hold_a_stretch_of_the_file(tmp_path: Path) -> None:
+    # dealt in the order they start, so that loading a share reads only its stretch
+    path = tmp_path / "short.jsonl"
+    load_generator().generate_capture(path, messages=6_000, seed=3, sessions=300)
+    share_plan = plan(str(path), 3, LoadContext(source=str(path)))
+    assert share_plan is not None
+    sizes = share_plan.share_sizes()
+    assert min(sizes) > 0.9 * max(sizes)
+    starts = []
+    for share in range(3):
+        lines = np.flatnonzero(share_plan.share == share)
+        # between its first and last line, few lines belong to other shares
+        assert (lines[-1] - lines[0] + 1) < 1.3 * len(lines)
+        starts.append(lines[0])
+    assert starts == sorted(starts)
+
+
+def test_sessions_are_dealt_in_the_order_they_start_in_equal_cuts() -> None:
+    # 300 sessions of 10 lines, each overlapping the next
+    session = np.repeat(np.arange(1, 301, dtype=np.uint64), 10)
+    session = session.reshape(-1, 2, 10).transpose(0, 2, 1).reshape(-1)
+    dealt = partition._deal(session, 3)
+    assert np.bincount(dealt).tolist() == [1000, 1000, 1000]
+    assert (np.diff(dealt.astype(np.int64)) >= 0).all()
+
+
+def test_a_session_too_big_for_an_ordered_cut_makes_the_deal_balance_by_size() -> None:
+    # one session holds 60% of the lines: cut in order, a share would get far more than
+    # a third, so the big session gets a share of its own and the others are balanced
+    session = np.concatenate([np.full(600, 1), np.repeat(np.arange(2, 42), 10)])
+    dealt = partition._deal(session.astype(np.uint64), 3)
+    sizes = np.bincount(dealt, minlength=3)
+    assert sizes[dealt[0]] == 600
+    assert sorted(sizes.tolist()) == [200, 200, 600]
 
 
 AWKWARD = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext, json_paths
+from mcptrace.linter.context import LintContext, json_paths, settle
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
 from mcptrace.linter.rules.stdio import is_pollution
 from mcptrace.protocol import METHODS
@@ -382,9 +382,15 @@ def result_not_object(ctx: LintContext) -> pl.DataFrame:
         )
     )
     # an object result always reads `"result": {`: only the others need parsing. Compact
-    # JSON has it without spaces, near the start: a plain search settles most rows
-    # after a few bytes, and the pattern with spaces is looked for in the others only.
-    rows = rows.filter(~pl.col("message").str.contains('"result":{', literal=True))
+    # JSON starts with it right after the id (a prefix test settles most rows); a plain
+    # search settles most others, and the pattern with spaces is looked for in the rest.
+    compact = pl.lit('{"jsonrpc":"2.0","id":') + pl.col("id") + pl.lit(',"result":{')
+    has_object = settle(
+        rows,
+        pl.col("message").str.starts_with(compact),
+        pl.col("message").str.contains('"result":{', literal=True),
+    )
+    rows = rows.filter(~has_object)
     rows = rows.filter(~pl.col("message").str.contains(r'"result"\s*:\s*\{'))
     value = pl.col("message").str.json_path_match("$.result")
     rows = rows.with_columns(_value=value, _type=_member_type("result"))
