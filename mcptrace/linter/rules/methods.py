@@ -100,17 +100,13 @@ def _build_judged(ctx: LintContext) -> pl.DataFrame:
         pl.col("message").str.starts_with('{"jsonrpc"'),
         pl.col("message").str.contains('"jsonrpc"', literal=True),
     )
-    judged = (
+    return (
         rows.filter(has_jsonrpc)
         .select(*columns, "protocol_version")
         .with_columns(
             judge=pl.when(own).then(pl.col("protocol_version")).otherwise(pl.col("revision"))
         )
     )
-    # each row's key as a number (`_key`): the rules judge the distinct keys and pick
-    # their rows by that number, instead of each joining every row on four columns
-    keys = judged.select(_KEY).unique(maintain_order=True).with_row_index("_key")
-    return judged.join(keys, on=_KEY, nulls_equal=True, maintain_order="left")
 
 
 #: what the verdicts of MD001, MD003 and MD007 depend on
@@ -118,10 +114,8 @@ _KEY = ["judge", "method", "kind", "direction"]
 
 
 def _keys(ctx: LintContext) -> pl.DataFrame:
-    """The distinct keys of :func:`_judged`, each with its ``_key`` number."""
-    return ctx.memo(
-        "methods.keys", lambda ctx: _judged(ctx).select("_key", *_KEY).unique("_key", keep="first")
-    )
+    """The distinct keys of :func:`_judged` (a few hundred), found once for the rules."""
+    return ctx.memo("methods.keys", lambda ctx: _judged(ctx).select(_KEY).unique())
 
 
 def _by_key(ctx: LintContext, verdict: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
@@ -129,8 +123,9 @@ def _by_key(ctx: LintContext, verdict: Callable[[pl.DataFrame], pl.DataFrame]) -
     the columns ``verdict`` adds): a few hundred keys are judged, not every message."""
     rows = _judged(ctx)
     bad = verdict(_keys(ctx))
-    picked = rows.filter(pl.col("_key").is_in(bad["_key"].implode()))
-    return picked.join(bad.drop(_KEY), on="_key", maintain_order="left").drop("_key")
+    if bad.is_empty():  # the usual case: nothing to pick, and no join of every row
+        rows = rows.clear()
+    return rows.join(bad, on=_KEY, nulls_equal=True, maintain_order="left")
 
 
 def _server_request_in_modern() -> pl.Expr:
