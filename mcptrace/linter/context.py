@@ -15,8 +15,9 @@ the rules fast:
 * filter on the typed columns first and touch ``message`` (the JSON text) only on
   the rows that can matter: scanning or parsing the text of every row is what costs.
   One scan finds the texts with any of the :data:`RARE_MARKERS`; :func:`settle`
-  and :func:`shortcut` take a cheap test for the compact JSON most captures hold
-  before a costly one; :func:`computed_where` parses only where a value can be;
+  takes a cheap test for the compact JSON most captures hold (a prefix: a search
+  through the text costs several times more) before a costly one;
+  :func:`computed_where` parses only where a value can be;
   :func:`json_paths` parses each distinct body once;
 * share derived frames between rules with :meth:`LintContext.memo`;
 * ``session`` is a small integer code in every frame here (see
@@ -108,17 +109,6 @@ def computed_where(frame: pl.DataFrame, needed: pl.Expr, **columns: pl.Expr) -> 
         .alias(name)
         for name in values.columns
     )
-
-
-def shortcut(frame: pl.DataFrame, usable: pl.Expr, fast: pl.Expr, slow: pl.Expr) -> pl.Series:
-    """The value of ``slow`` on every row of ``frame``, computed with ``fast`` on the rows
-    where ``usable`` holds. ``fast`` must equal ``slow`` there: typically a text
-    extraction valid for the compact JSON most captures hold, in place of a JSON parse."""
-    mask = frame.select(usable.fill_null(False).alias("usable")).to_series()
-    quick = frame.filter(mask).select(fast).to_series()
-    rest = frame.filter(~mask).select(slow).to_series()
-    out = pl.repeat(None, frame.height, dtype=rest.dtype, eager=True)
-    return out.scatter(mask.arg_true(), quick.cast(rest.dtype)).scatter((~mask).arg_true(), rest)
 
 
 def _aligned(df: pl.DataFrame) -> bool:

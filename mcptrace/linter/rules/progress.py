@@ -35,8 +35,8 @@ _OPEN_END = 1 << 62
 _NUMBER = r"(?:0|-?[1-9][0-9]{0,14}|-?(?:0|[1-9][0-9]{0,5})\.[0-9]{0,4}[1-9])"
 #: A progress notification in the compact form most captures hold is this text, its
 #: token's JSON text, `,"progress":`, then :data:`_COMPACT_TAIL`, whose group is the
-#: `params.progress` text: no JSON parse needed. (Testing the head with `starts_with`
-#: and only the short tail with a regex costs half of one regex over the whole text.)
+#: `params.progress` text: no JSON parse needed. (A prefix test and a regex over the
+#: short tail cost a little less than one regex over the whole text.)
 _COMPACT_HEAD = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":'
 _COMPACT_TAIL = r"^(" + _NUMBER + r')(?:,"total":' + _NUMBER + r')?(?:,"message":"[^"\\]*")?\}\}$'
 
