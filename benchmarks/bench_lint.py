@@ -179,9 +179,9 @@ def _families(trace: Any) -> dict[str, Any]:
 
     ctx = LintContext(trace)
     t0 = time.perf_counter()
-    for name in ("messages", "protocol", "requests", "notifications", "calls", "responses"):
-        getattr(ctx, name)
-    _ = ctx.sessions, ctx.session_revisions
+    # what lint() builds before its rules run (identity and calls included)
+    ctx.prepare()
+    _ = ctx.session_revisions
     shared = time.perf_counter() - t0
     families: dict[str, dict[str, Any]] = {}
     for rule in RULES.values():
