@@ -927,7 +927,7 @@ static void free_cols(Col *cols) {
         buf_free(cols[i].values);
         buf_free(cols[i].validity);
         buf_free(cols[i].data);
-        buf_free(cols[i].interned);
+        free(cols[i].interned);
         cols[i].interned = NULL;
         cols[i].values = NULL;
         cols[i].validity = NULL;
@@ -1045,7 +1045,7 @@ static PyObject *Columns_column(ColumnsObject *self, PyObject *arg) {
         pd->buffers[3] = pd->variadic_sizes;
         ca->n_buffers = 4;
     } else if (COL_TYPES[i] == T_VIEW) {
-        buf_free(col->interned);
+        free(col->interned);
         col->interned = NULL;
         pd->data = col->data; /* allocated by alloc_cols, never NULL */
         col->data = NULL;
@@ -1210,7 +1210,10 @@ static int alloc_cols(Col *cols, int64_t cap) {
         cols[i].n_interned = 0;
         cols[i].interned = NULL;
         if (COL_TYPES[i] == T_VIEW && !shares_chunk(i)) {
-            cols[i].interned = buf_alloc(INTERN_SLOTS * sizeof(Interned), 1);
+            /* scratch, freed with the chunk's scan: from the heap, whose pages the next
+             * chunk's tables reuse. (Mapped afresh, its probes read the zero page and
+             * each first insert then faulted and flushed every core's TLB.) */
+            cols[i].interned = calloc(INTERN_SLOTS, sizeof(Interned));
             if (!cols[i].interned) return -1;
         }
         if (!cols[i].values || !cols[i].validity || !cols[i].data) return -1;
