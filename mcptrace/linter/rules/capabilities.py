@@ -304,23 +304,17 @@ def undeclared_server_feature_served(ctx: LintContext) -> pl.DataFrame:
     server/tools.mdx#capabilities (all revisions; likewise prompts, resources,
     completions and logging on their pages).
     """
-    served = ctx.calls.select(
-        "request_ordinal",
-        "response_ordinal",
-        "session",
-        "revision",
-        "method",
-        "direction",
-        "outcome",
+    # the requests CP001/CP002 found undeclared, kept where the server answered them
+    # (each request has one call): usually none, so no call of the capture is looked at
+    requests = _undeclared_requests(ctx).filter(
+        (pl.col("side") == "server") & (pl.col("direction") == "c2s")
+    )
+    bad = ctx.call_lookup(
+        requests, "ordinal", response_ordinal="response_ordinal", outcome="outcome"
     ).filter(
-        (pl.col("direction") == "c2s")
-        & pl.col("response_ordinal").is_not_null()
+        pl.col("response_ordinal").is_not_null()
         & pl.col("outcome").is_in(["ok", "tool_error", "input_required"])
     )
-    served = ctx.lookup(
-        served, "request_ordinal", protocol_version="protocol_version", modern="modern"
-    ).filter(~_modern_probe())
-    bad = _undeclared(served, ctx, "request", side="server")
     bad = bad.with_columns(ordinal=pl.col("response_ordinal"))
     return findings(
         bad,

@@ -484,13 +484,15 @@ def result_missing_server_info(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28). Schema:
     `ResultMetaObject`.
     """
+    columns = ("ordinal", "session", "modern", "kind", "direction", "parse_error", "message")
     results = (
-        content(
-            ctx.messages.select(
-                "ordinal", "session", "modern", "kind", "direction", "parse_error", "message"
-            )
+        ctx.part("responses", *columns)
+        .filter(
+            pl.col("modern"),
+            pl.col("kind") == "response",
+            pl.col("direction") != "c2s",
+            pl.col("parse_error").is_null(),
         )
-        .filter(pl.col("modern"), pl.col("kind") == "response", pl.col("direction") != "c2s")
         .with_columns(_has=pl.col("message").str.contains(SERVER_INFO_KEY, literal=True))
     )
     bad = results.filter(~pl.col("_has") & pl.col("_has").any().over("session"))
