@@ -780,11 +780,18 @@ def initialize_cancelled(ctx: LintContext) -> pl.DataFrame:
         )
         .select("session", "ordinal", "cancel_id")
     )
+    requests = ctx.part("requests", "session", "id", "ordinal", "method", "direction").filter(
+        pl.col("direction") == "c2s"
+    )
+    # only a cancel naming the id of an initialize request can be one (usually none): the
+    # others are not matched at all
+    initialize_ids = requests.filter(pl.col("method") == "initialize").select(
+        "session", cancel_id="id"
+    )
+    cancels = cancels.join(initialize_ids, on=["session", "cancel_id"], how="semi")
     # only requests whose (session, id) some cancel names can match it
     client_requests = (
-        ctx.part("requests", "session", "id", "ordinal", "method", "direction")
-        .filter(pl.col("direction") == "c2s")
-        .select(
+        requests.select(
             "session",
             pl.col("id").alias("cancel_id"),
             pl.col("ordinal").alias("request_ordinal"),

@@ -380,14 +380,10 @@ def _input_required_calls(ctx: LintContext) -> pl.DataFrame:
 
 def _build_input_required_calls(ctx: LintContext) -> pl.DataFrame:
     return (
-        _modern_results(ctx)
-        .filter(
-            (pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
-            & pl.col("request_method").is_in(_MRTR)
-        )
-        .with_columns(
-            ir_state=path("$.result.requestState"), ir_inputs=path("$.result.inputRequests")
-        )
+        # `inputs` (result.inputRequests) is parsed there already, once per distinct body
+        _modern_input_required(ctx)
+        .filter(pl.col("request_method").is_in(_MRTR))
+        .with_columns(ir_state=path("$.result.requestState"), ir_inputs="inputs")
         # the answered request (always a message: its method is known)
         .pipe(
             ctx.lookup,
@@ -1157,23 +1153,26 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
         return findings(issued.rename({"ir_ordinal": "ordinal"}), "")
     states = issued.select("session", "ir_state").unique()
     sent = (
-        content(
-            ctx.part(
-                "requests",
-                "ordinal",
-                "session",
-                "method",
-                "target",
-                "line",
-                "modern",
-                "direction",
-                "parse_error",
-                "rare",
-                "message",
-            )
+        ctx.part(
+            "requests",
+            "ordinal",
+            "session",
+            "method",
+            "target",
+            "line",
+            "modern",
+            "direction",
+            "parse_error",
+            "rare",
+            "message",
         )
         # `"requestState"` is a rare marker (see LintContext.part): only those texts
-        .filter(pl.col("modern"), pl.col("direction") != "s2c", pl.col("rare"))
+        .filter(
+            pl.col("modern"),
+            pl.col("direction") != "s2c",
+            pl.col("rare"),
+            pl.col("parse_error").is_null(),
+        )
         .join(states.select("session").unique(), on="session", how="semi")
         .filter(pl.col("message").str.contains('"requestState"', literal=True))
         .with_columns(state=path("$.params.requestState"), _tkey=pl.col("target").fill_null(""))
