@@ -272,10 +272,17 @@ def test_window_reports_findings_inside_it_from_the_whole_capture() -> None:
 def test_rule_command() -> None:
     result = runner.invoke(app, ["rule", "JR004"])
     assert result.exit_code == 0
-    assert result.stdout == RULES["JR004"].render()
-    assert runner.invoke(app, ["rule", "null-request-id"]).stdout == RULES["JR004"].render()
+    printed = (
+        RULES["JR004"].render()
+        + "\nCatalogue (docs/coverage.md): R004 request-id-not-null (covered)\n"
+    )
+    assert result.stdout == printed
+    assert runner.invoke(app, ["rule", "null-request-id"]).stdout == printed
+    beyond = runner.invoke(app, ["rule", "SC001"]).stdout
+    assert beyond.endswith("none; official schema validation (catalogue §6), with --schema-dir\n")
     data = orjson.loads(runner.invoke(app, ["rule", "jr003", "--format", "json"]).stdout)
     assert data["code"] == "JR003" and data["name"] == "request-id-wrong-type"
+    assert data["catalogue"] == [{"ref": "R003", "label": "request-id-type", "status": "covered"}]
     assert data["docs"] == RULES["JR003"].docs and "2025-11-25" in data["revisions"]
     missing = runner.invoke(app, ["rule", "XX999"])
     assert missing.exit_code == 2 and "no such rule: 'XX999'" in missing.stderr

@@ -39,6 +39,7 @@ from mcptrace.config import FAIL_LEVELS, Config, load_config
 from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.linter import RULES, Rule, get_rule, select_rules
 from mcptrace.linter import lint as run_lint
+from mcptrace.linter.coverage import catalogue_text, entries_of
 from mcptrace.linter.docs import rules_table
 from mcptrace.linter.engine import findings_in_window
 from mcptrace.protocol import is_known_revision
@@ -309,6 +310,9 @@ def _rule_dict(r: Rule) -> dict[str, object]:
         "revisions": list(r.revisions),
         "summary": r.summary,
         "docs": r.docs,
+        "catalogue": [
+            {"ref": e.ref, "label": e.label, "status": e.status} for e in entries_of(r.code)
+        ],
     }
 
 
@@ -324,7 +328,7 @@ def rule(
     if format is RuleFormat.json:
         typer.echo(_json.dumpb(_rule_dict(found), pretty=True).decode())
     else:
-        typer.echo(found.render(), nl=False)
+        typer.echo(found.render() + "\n" + catalogue_text(found.code), nl=False)
 
 
 def rules(

@@ -60,7 +60,7 @@ RARE_MARKERS = (
 )
 
 #: the start of a compact message up to its id: `{"jsonrpc":"2.0","id":ID,`
-_ENVELOPE = r'^\{"jsonrpc":"2\.0","id":(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*"),'
+ENVELOPE = r'^\{"jsonrpc":"2\.0","id":(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*"),'
 
 
 def json_paths(frame: pl.DataFrame, /, text: str = "message", **paths: str) -> pl.DataFrame:
@@ -70,7 +70,7 @@ def json_paths(frame: pl.DataFrame, /, text: str = "message", **paths: str) -> p
     compact envelope (``jsonrpc`` and ``id`` members, which no path here reads) set
     aside, each distinct body is parsed once. Paths must not read ``$.jsonrpc``/``$.id``.
     """
-    body = frame.select(pl.col(text).str.replace(_ENVELOPE, "{").alias("_body"))["_body"]
+    body = frame.select(pl.col(text).str.replace(ENVELOPE, "{").alias("_body"))["_body"]
     parsed = (
         body.unique()
         .to_frame()

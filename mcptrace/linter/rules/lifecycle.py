@@ -21,6 +21,11 @@ _KNOWN = tuple(REVISIONS)
 #: JSON-RPC errors only a 2026-07-28 (modern) server returns (basic/transports: the
 #: header mismatch, missing client capability and unsupported version errors).
 _MODERN_ERROR_CODES = (-32020, -32021, -32022)
+#: error codes answering `initialize` that only a modern-only server sends: method not
+#: found (every legacy revision requires `initialize`) and the 2026 unsupported version
+_MODERN_ONLY_CODES = (-32601, -32022)
+#: a protocol version as MCP spells them (YYYY-MM-DD)
+_VERSION_TEXT = r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b"
 
 
 def ordered(ctx: LintContext) -> pl.Expr:
@@ -1068,5 +1073,106 @@ def request_before_initialized(ctx: LintContext) -> pl.DataFrame:
             "result_line",
             "initialized_line",
             _more_requests(),
+        ),
+    )
+
+
+@rule(
+    code="LC015",
+    name="initialize-error-without-versions",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def initialize_error_without_versions(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an error answering an `initialize` request that names no protocol version the
+    server supports.
+
+    A version is named by a non-empty `error.data.supported` list, or by a version
+    string (`YYYY-MM-DD`) in `error.message` or anywhere else in `error.data`. A legacy
+    version that only repeats the client's proposal (`"Unsupported protocol version
+    2025-06-18"`, `data.requested`) does not count: a server that supports only modern
+    versions supports no legacy one.
+
+    Only errors from a server that is evidently modern-only are judged: in a session of
+    2026-07-28, or with code `-32601` (method not found: every earlier revision requires
+    `initialize`) or `-32022` (the 2026 unsupported-version error) in a session of any
+    revision. The session a legacy client opens is judged by the version it proposed, so
+    the code is what shows that the server is a modern one.
+
+    ## Why is this bad?
+    A legacy client that reaches a modern-only server has no way forward: it cannot
+    discover the server's versions, and the error is all it can show its user. An error
+    such as `Method not found` reads like a broken server; one that names `2026-07-28`
+    tells the user to upgrade the client.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601,
+     "message": "initialize is not supported; this server speaks MCP 2026-07-28",
+     "data": {"supported": ["2026-07-28"], "requested": "2025-06-18"}}}
+    ```
+
+    ## Reference
+    "A server that supports only modern versions SHOULD name the protocol versions it
+    supports in any error it returns to an `initialize` request, on any transport: legacy
+    clients have no fall-forward mechanism, and this message may be the only diagnostic
+    they can surface to users." —
+    docs/specification/2026-07-28/basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
+    (2026-07-28). The spec names no field; `data.supported` is the field of
+    `UnsupportedProtocolVersionError` (schema).
+    """
+    errors = initialize_calls(ctx).filter(
+        (pl.col("outcome") == "error") & pl.col("response_ordinal").is_not_null()
+    )
+    if errors.is_empty():
+        return findings(errors.rename({"response_ordinal": "ordinal"}), "")
+    errors = ctx.lookup(
+        errors.select("response_ordinal", "proposed"),
+        "response_ordinal",
+        inner=True,
+        _kind="kind",
+        _parse_error="parse_error",
+        _code="error_code",
+        _text="error_message",
+        _message="message",
+        _modern="modern",
+    ).filter(
+        (pl.col("_kind") == "error")
+        & pl.col("_parse_error").is_null()
+        & (pl.col("_modern") | pl.col("_code").is_in(_MODERN_ONLY_CODES))
+    )
+    data = pl.col("_message").str.json_path_match("$.error.data")
+    errors = errors.with_columns(
+        _supported=pl.col("_message").str.json_path_match("$.error.data.supported"),
+        _named=pl.concat_list(
+            pl.col("_text").str.extract_all(_VERSION_TEXT).fill_null([]),
+            data.str.extract_all(_VERSION_TEXT).fill_null([]),
+        ),
+    )
+    # a legacy proposal echoed back names nothing the modern-only server supports
+    echo = pl.concat_list(pl.when(pl.col("proposed") < "2026-07-28").then(pl.col("proposed")))
+    bad = errors.filter(
+        ~(pl.col("_supported").str.starts_with("[") & (pl.col("_supported") != "[]")).fill_null(
+            False
+        )
+        & (pl.col("_named").list.set_difference(echo).list.len() == 0)
+    ).rename({"response_ordinal": "ordinal"})
+    code = pl.col("_code").cast(pl.String).fill_null("?")
+    text = pl.col("_text").fill_null("").str.slice(0, 80)
+    return findings(
+        bad,
+        pl.format(
+            'error {} ("{}") answering initialize names no protocol version the server supports',
+            code,
+            text,
         ),
     )

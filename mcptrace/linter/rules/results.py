@@ -1,16 +1,19 @@
 """RS: results -- 2026 ``resultType``, multi round-trip requests (MRTR), caching hints,
-and the size of completion results.
+the size of completion results, tool names in ``tools/list`` results and pagination
+cursors.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import LintContext, computed_where, json_paths
-from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+from mcptrace.linter.context import ENVELOPE, LintContext, computed_where, json_paths
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule, since
+from mcptrace.linter.rules.lifecycle import ordered, with_line
 from mcptrace.linter.rules.meta import content, json_tokens, path, unquote
 from mcptrace.protocol import (
     CACHEABLE_METHODS,
@@ -1297,5 +1300,320 @@ def cache_scope_differs_across_pages(ctx: LintContext) -> pl.DataFrame:
             "_prev_scope",
             "request_method",
             "_prev_line",
+        ),
+    )
+
+
+#: the characters a tool name should be made of (2025-11-25 server/tools.mdx#tool-names)
+_TOOL_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+_TOOL_NAME_MAX = 128
+#: offending names a finding spells out; more are counted
+_NAMES_SHOWN = 10
+
+
+def _shown(name: str) -> str:
+    """A tool name as a JSON string, cut after 40 characters."""
+    return _json.dumps(name if len(name) <= 40 else name[:40] + "…")
+
+
+def _tool_name_problems(tools_text: str) -> str | None:
+    """What is wrong with the tool names of the JSON array ``tools_text`` (a `tools/list`
+    result's `tools`), one clause per offending name; None when nothing is."""
+    try:
+        tools = _json.loads(tools_text)
+    except _json.JSONDecodeError:
+        return None
+    if not isinstance(tools, list):
+        return None
+    # a missing or non-string name is the schema's business
+    names = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    counts = Counter(names)
+    problems = []
+    for name, count in counts.items():  # first appearance order
+        issues = []
+        if not name:
+            issues.append("is empty")
+        elif len(name) > _TOOL_NAME_MAX:
+            issues.append(f"is {len(name)} characters long (at most {_TOOL_NAME_MAX})")
+        odd = dict.fromkeys(c for c in name if c not in _TOOL_NAME_CHARS)
+        if odd:
+            chars = ", ".join(_json.dumps(c) for c in list(odd)[:8])
+            issues.append(f"has characters other than A-Z a-z 0-9 _ - . ({chars})")
+        if count > 1:
+            issues.append(f"is listed {count} times")
+        if issues:
+            problems.append(f"{_shown(name)} {', '.join(issues)}")
+    if not problems:
+        return None
+    more = len(problems) - _NAMES_SHOWN
+    tail = f"; and {more} more" if more > 0 else ""
+    return "; ".join(problems[:_NAMES_SHOWN]) + tail
+
+
+@rule(
+    code="RS016",
+    name="tool-name-format",
+    severity="warning",
+    revisions=since("2025-11-25"),
+    scope="message",
+)
+def tool_name_format(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `tools/list` result with a tool name that is empty, longer than 128
+    characters, has characters other than ASCII letters, digits, `_`, `-` and `.`, or is
+    listed twice in the same result.
+
+    One finding per result names every offending tool. Names are case-sensitive, so
+    `search` and `Search` are two names. A name repeated on another page of a paginated
+    list is not looked for, and a tool without a string `name` is left to the schema
+    rules.
+
+    ## Why is this bad?
+    Clients and models call a tool by its name alone. Many clients and model APIs accept
+    only this set of characters in a function name, so a tool named with a space, a
+    slash or an accented letter is dropped or renamed on the way; an overlong name is
+    cut, and of two tools with the same name only one can ever be called.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"tools": [
+      {"name": "get weather!", "inputSchema": {"type": "object"}},
+      {"name": "search", "inputSchema": {"type": "object"}},
+      {"name": "search", "inputSchema": {"type": "object"}}]}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"tools": [
+      {"name": "get_weather", "inputSchema": {"type": "object"}},
+      {"name": "search", "inputSchema": {"type": "object"}},
+      {"name": "search.archive", "inputSchema": {"type": "object"}}]}}
+    ```
+
+    ## Reference
+    "Tool names SHOULD be between 1 and 128 characters in length (inclusive).", "The
+    following SHOULD be the only allowed characters: uppercase and lowercase ASCII letters
+    (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot (.)" and "Tool names
+    SHOULD be unique within a server." — docs/specification/2025-11-25/server/tools.mdx#tool-names
+    and docs/specification/2026-07-28/server/tools.mdx#tool-names (the same words in both;
+    earlier revisions set no rules for tool names).
+    """
+    rows = (
+        ctx.part("responses", "ordinal", "kind", "request_method", "parse_error", "message")
+        .filter(pl.col("request_method") == "tools/list")
+        .filter(pl.col("kind") == "response", pl.col("parse_error").is_null())
+    )
+    if rows.is_empty():
+        return findings(rows, "")
+    # a server sends the same list again and again: each distinct body (the text without
+    # the envelope, as json_paths has it) is parsed once and each distinct tools array
+    # judged once; the rows are matched to the few bodies at fault only
+    bodies = rows.select(_body=pl.col("message").str.replace(ENVELOPE, "{"))["_body"]
+    distinct = bodies.unique().to_frame()
+    distinct = distinct.with_columns(_tools=pl.col("_body").str.json_path_match("$.result.tools"))
+    texts = distinct.filter(pl.col("_tools").str.starts_with("["))["_tools"].unique()
+    verdicts = pl.DataFrame(
+        [texts, pl.Series("_problem", [_tool_name_problems(t) for t in texts], dtype=pl.String)]
+    ).filter(pl.col("_problem").is_not_null())
+    if verdicts.is_empty():
+        return findings(rows.clear(), "")
+    at_fault = distinct.join(verdicts, on="_tools").select("_body", "_problem")
+    bad = rows.with_columns(bodies).join(at_fault, on="_body", maintain_order="left")
+    return findings(
+        bad, pl.format("tools/list result breaks the tool naming rules: {}", "_problem")
+    )
+
+
+#: the list methods with `cursor`/`nextCursor` pagination in some revision (PaginatedRequest)
+_PAGINATED = sorted(
+    {
+        method
+        for table in METHODS.values()
+        for method, spec in table.items()
+        if spec.params_def == "PaginatedRequestParams"
+    }
+)
+#: longest cursor a finding spells out in full
+_CURSOR_SHOWN = 60
+#: a member named nextCursor with a string value, and the part before the value
+_NEXT_CURSOR = r'"nextCursor"\s*:\s*"(?:[^"\\]|\\.)*"'
+_NEXT_CURSOR_KEY = r'^"nextCursor"\s*:\s*'
+
+
+@rule(
+    code="RS017",
+    name="cursor-not-issued",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a list request whose `params.cursor` is not a `nextCursor` that an earlier
+    result of the same method returned in the same session.
+
+    The paginated lists are `tools/list`, `resources/list`, `resources/templates/list`,
+    `prompts/list` and, in 2025-11-25, `tasks/list`. A cursor is good only for the
+    method whose result returned it, so a `resources/list` cursor sent with
+    `resources/templates/list` is flagged. Otherwise a request is not judged when its
+    session has no earlier successful result of that method at all, as in a capture
+    that starts in the middle of a pagination. Every string is a cursor, the empty
+    string too (2026-07-28 makes `""` a valid cursor). `tasks/list`, which either side
+    may send, takes cursors from the results to that side's own requests. In a session
+    captured as two per-direction files, with no order between them, any result of the
+    session counts as earlier.
+
+    ## Why is this bad?
+    A cursor is opaque: only the server knows what it encodes. A client that builds or
+    edits one (`page=3`), keeps one from an earlier session or sends one list's cursor
+    with another list asks for a position the server never gave out, and gets skipped
+    or repeated items, an `Invalid params` error or, where the cursor encodes more than a
+    position, someone else's listing.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a",
+     "inputSchema": {"type": "object"}}], "nextCursor": "eyJwYWdlIjogMn0="}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "eyJwYWdlIjogM30="}}
+    ```
+
+    Use instead: send back exactly the `nextCursor` of the previous page.
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "eyJwYWdlIjogMn0="}}
+    ```
+
+    ## Reference
+    "Clients MUST treat cursors as opaque tokens:" followed by "Don't attempt to parse or
+    modify cursors" and "Don't persist cursors across sessions" —
+    docs/specification/2026-07-28/server/utilities/pagination.mdx#implementation-guidelines
+    (the same in every revision; 2026-07-28 adds "an empty string is a valid cursor and
+    thus MUST NOT be treated as the end of results"). A cursor continues the listing that
+    returned it: "After receiving a cursor, the client can continue paginating by issuing
+    a request including that cursor" — same page, #request-format.
+    """
+    # a suffix test first: cheaper than is_in over every request's method. A key spelled
+    # with escapes (`"\\u0063ursor"`) is not looked for: such a request goes unjudged,
+    # which can cost a finding, never make a false one. (A regex finds the key faster
+    # than a literal search here.)
+    sent = (
+        ctx.part("requests", "ordinal", "session", "method", "direction", "parse_error", "message")
+        .filter(pl.col("method").str.ends_with("/list"))
+        .filter(
+            pl.col("method").is_in(_PAGINATED),
+            pl.col("parse_error").is_null(),
+            pl.col("message").str.contains('"cursor"'),
+        )
+        .with_columns(cursor=path("$.params.cursor"))
+        .filter(pl.col("cursor").is_not_null())
+        .select("ordinal", "session", "method", "direction", "cursor")
+    )
+    if sent.is_empty():
+        return findings(sent, "")
+    answers = ctx.part(
+        "responses",
+        "ordinal",
+        "session",
+        "kind",
+        "request_method",
+        "request_ordinal",
+        "parse_error",
+        "message",
+    )
+    answers = answers.filter(pl.col("request_method").str.ends_with("/list")).filter(
+        pl.col("request_method").is_in(_PAGINATED),
+        pl.col("kind") == "response",
+        pl.col("parse_error").is_null(),
+        pl.col("session").is_in(sent["session"].unique().implode()),
+    )
+    # who asked (tasks/list goes both ways) and when the result counts as seen: in a
+    # session without a common order of its two directions, before everything
+    answers = ctx.lookup(answers, "request_ordinal", direction="direction").with_columns(
+        method="request_method",
+        seen=pl.when(ordered(ctx)).then(pl.col("ordinal")).otherwise(pl.lit(-1, pl.Int64)),
+    )
+    keys = ["session", "method", "direction"]
+    # every string member named nextCursor in each result, at any depth: a superset of
+    # its `result.nextCursor` that a regex finds at a third of the cost of parsing the
+    # text (pages are many and rarely repeat). As a cursor of the same list it can only
+    # hide a finding; as one of another list it is confirmed below. Outside strings a
+    # member name is always quoted as such, and in a string `"nextCursor":` cannot occur
+    # unescaped
+    issued = (
+        answers.select(
+            *keys,
+            "seen",
+            "ordinal",
+            cursor=pl.col("message").str.extract_all(_NEXT_CURSOR),
+        )
+        .explode("cursor")
+        .filter(pl.col("cursor").is_not_null())
+        .with_columns(pl.col("cursor").str.replace(_NEXT_CURSOR_KEY, ""))
+    )
+    escaped = pl.col("cursor").str.contains("\\", literal=True)
+    issued = (
+        issued.with_columns(
+            cursor=pl.when(escaped)
+            .then(pl.col("cursor").str.json_decode(pl.String))
+            .otherwise(pl.col("cursor").str.slice(1, pl.col("cursor").str.len_chars() - 2))
+        )
+        .select(*keys, "cursor", "seen", issued_ordinal=pl.col("ordinal"))
+        .sort("seen")
+    )
+
+    def earlier(frame: pl.DataFrame, by: list[str], **columns: str) -> pl.DataFrame:
+        """``frame`` plus ``columns`` of the latest cursor of ``issued`` (matched on ``by``)
+        seen before each request; nulls when there is none."""
+        right = issued.select(*by, "seen", **columns)
+        return frame.join_asof(
+            right,
+            left_on="ordinal",
+            right_on="seen",
+            by=by,
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        ).drop("seen")
+
+    sent = sent.sort("ordinal")
+    # the same cursor of the same list issued earlier: fine
+    sent = earlier(sent, [*keys, "cursor"], own="issued_ordinal").filter(pl.col("own").is_null())
+    # the same cursor issued earlier by another list: flagged whatever the capture missed,
+    # once a parse of that result (few rows) confirms it is its nextCursor
+    sent = earlier(
+        sent, ["session", "direction", "cursor"], other="method", other_ordinal="issued_ordinal"
+    )
+    sent = ctx.lookup(sent, "other_ordinal", _issuer="message")
+    confirmed = pl.col("_issuer").str.json_path_match("$.result.nextCursor") == pl.col("cursor")
+    sent = computed_where(sent, pl.col("other").is_not_null(), _confirmed=confirmed)
+    sent = sent.with_columns(
+        pl.when(pl.col("_confirmed")).then(pl.col(c)).alias(c) for c in ("other", "other_ordinal")
+    )
+    # otherwise judged only if the capture saw a result of this list before the request
+    first_seen = answers.group_by(keys).agg(pl.col("seen").min().alias("first_seen"))
+    bad = sent.join(first_seen, on=keys, how="left").filter(
+        pl.col("other").is_not_null() | (pl.col("first_seen") < pl.col("ordinal"))
+    )
+    bad = with_line(ctx, bad, "other_ordinal", "other_line")
+    shown = (
+        pl.when(pl.col("cursor").str.len_chars() > _CURSOR_SHOWN)
+        .then(pl.col("cursor").str.slice(0, _CURSOR_SHOWN) + "…")
+        .otherwise(pl.col("cursor"))
+    )
+    where = (
+        pl.when(pl.col("other").is_not_null())
+        .then(
+            pl.format(" (it is the nextCursor of the {} result at line {})", "other", "other_line")
+        )
+        .otherwise(pl.lit(""))
+    )
+    return findings(
+        bad,
+        pl.format(
+            '{} request sends cursor "{}", which no earlier {} result of this session '
+            "returned as its nextCursor{}",
+            "method",
+            shown,
+            "method",
+            where,
         ),
     )

@@ -7,6 +7,12 @@ headers as sent, so a header missing from it was not sent. Header names are comp
 case-insensitively; values are compared exactly. mcpsnoop records only the MCP
 routing headers (`Mcp-*`, `MCP-Protocol-Version`), so rules about `Accept` and
 `Content-Type` only judge a missing header when the row also shows other headers.
+
+The session rules (HT011 to HT014) also read bodyless rows (a `GET` or `DELETE`
+recorded as a `transport` row). The status a client request was answered with is the
+one on its own row (an exchange record), else the one on the JSON-RPC response paired
+with it, else the one on the next HTTP row of the session when that is a server row
+answering no request by id (a bodyless `202`/`404`, an error with `"id": null`).
 """
 
 from __future__ import annotations
@@ -17,15 +23,22 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import MODERN, findings, rule, since
+from mcptrace.linter.rules.lifecycle import initialize_calls, ordered
+from mcptrace.protocol import REVISIONS
 
 _NAMED_METHODS = ("tools/call", "resources/read", "prompts/get")
 _BASE64 = r"^=\?base64\?(.*)\?=$"
 
 
+def _header_literal(name: str) -> pl.Expr:
+    """The JSON string literal (quotes and escapes kept) of header ``name`` (any case)."""
+    literal = rf'(?i)"{re.escape(name)}"\s*:\s*("(?:[^"\\]|\\.)*")'
+    return pl.col("http_headers").str.extract(literal, 1)
+
+
 def _header(name: str) -> pl.Expr:
     """The string value of header ``name`` (any case) in ``http_headers``, else null."""
-    literal = rf'(?i)"{re.escape(name)}"\s*:\s*("(?:[^"\\]|\\.)*")'
-    return pl.col("http_headers").str.extract(literal, 1).str.json_decode(pl.String)
+    return _header_literal(name).str.json_decode(pl.String)
 
 
 def _has_header(name: str) -> pl.Expr:
@@ -675,5 +688,458 @@ def http_response_content_type_invalid(ctx: LintContext) -> pl.DataFrame:
             " or text/event-stream",
             "http_status",
             "content_type",
+        ),
+    )
+
+
+# --- sessions and the status each client request was answered with (HT011-HT014) ---
+
+_SESSION_ID = "Mcp-Session-Id"
+#: HTTP drops the optional whitespace around a field value; a capture may keep it
+_OWS = " \t"
+#: statuses another MUST of the spec can demand for a request whatever its version
+#: header: 401 (authorization), 403 (invalid Origin), 404 (terminated session), 405
+#: (GET or DELETE not offered)
+_OTHER_MANDATED = (401, 403, 404, 405)
+
+
+def _header_values(frame: pl.DataFrame, name: str) -> pl.DataFrame:
+    """``text`` (the JSON string literal of header ``name`` in each row, see
+    :func:`_header_literal`) and ``value`` (its string, optional whitespace stripped),
+    both null where the row has no such header. Each distinct literal is decoded once:
+    ids and versions repeat on every request of a session."""
+    text = frame.select(_header_literal(name).alias("text"))["text"]
+    distinct = text.unique().drop_nulls()
+    decoded = distinct.str.json_decode(pl.String).str.strip_chars(_OWS)
+    value = text.replace_strict(distinct, decoded, default=None, return_dtype=pl.String)
+    return pl.DataFrame([text, value.alias("value")])
+
+
+def _http_rows(ctx: LintContext) -> pl.DataFrame:
+    """Client and server rows of any kind with an HTTP fact, in capture order, with only
+    the columns the session rules read, plus ``sid_text`` and ``sid``: the
+    `Mcp-Session-Id` header (see :func:`_header_values`)."""
+    return ctx.memo("transport.http_rows", _build_http_rows)
+
+
+def _build_http_rows(ctx: LintContext) -> pl.DataFrame:
+    rows = ctx.messages.select(
+        "ordinal",
+        "session",
+        "ts",
+        "direction",
+        "transport",
+        "kind",
+        "id",
+        "method",
+        "http_method",
+        "http_status",
+        "http_headers",
+    ).filter(
+        (pl.col("transport") == "http")
+        & pl.col("direction").is_in(["c2s", "s2c"])
+        & (
+            pl.col("http_method").is_not_null()
+            | pl.col("http_status").is_not_null()
+            | pl.col("http_headers").is_not_null()
+        )
+    )
+    sid = _header_values(rows, _SESSION_ID).rename({"text": "sid_text", "value": "sid"})
+    return pl.concat([rows, sid], how="horizontal")
+
+
+#: the client row is an HTTP request: a JSON-RPC message POSTed, or a bodyless request
+_CLIENT_REQUEST = (pl.col("direction") == "c2s") & (
+    pl.col("kind").is_in(["request", "notification", "response", "error"])
+    | pl.col("http_method").is_not_null()
+)
+
+
+def _exchanges(ctx: LintContext) -> pl.DataFrame:
+    """Client HTTP requests (see :data:`_CLIENT_REQUEST`) with ``status``, the HTTP status
+    they were answered with (null when unknown), and ``answer_ordinal``/``answer_ts``,
+    the row that shows it: the server's row when there is one, else the request's own."""
+    return ctx.memo("transport.http_exchanges", _build_exchanges)
+
+
+def _build_exchanges(ctx: LintContext) -> pl.DataFrame:
+    rows = _http_rows(ctx)
+    # the next HTTP row of the session, when it is a server row that answers no request
+    # by id (a bodyless status, an error with a null id, a message of an SSE answer)
+    by_id = pl.col("kind").is_in(["response", "error"]) & (pl.col("id").fill_null("null") != "null")
+    answers = (pl.col("direction") == "s2c") & pl.col("http_status").is_not_null() & ~by_id
+    following = rows.select(
+        "session", _next=answers & ordered(ctx), _ord="ordinal", _ts="ts", _st="http_status"
+    ).select(pl.all().shift(-1).over("session"))
+    adjacent = pl.col("_next").fill_null(False)
+    rows = (
+        pl.concat([rows, following.drop("session")], how="horizontal")
+        .filter(_CLIENT_REQUEST)
+        .with_columns(
+            adj_status=pl.when(adjacent).then("_st"),
+            adj_ordinal=pl.when(adjacent).then("_ord"),
+            adj_ts=pl.when(adjacent).then("_ts"),
+        )
+        .drop("_next", "_ord", "_ts", "_st")
+    )
+    rows = ctx.call_lookup(rows, "ordinal", resp_ordinal="response_ordinal")
+    rows = ctx.lookup(rows, "resp_ordinal", resp_status="http_status", resp_ts="ts")
+    status = pl.coalesce("http_status", "resp_status", "adj_status")
+    from_response = pl.col("resp_status").is_not_null() & (pl.col("resp_status") == status)
+    from_next = pl.col("adj_status").is_not_null() & (pl.col("adj_status") == status)
+    return rows.with_columns(status=status).with_columns(
+        answer_ordinal=pl.when(from_response)
+        .then("resp_ordinal")
+        .when(from_next)
+        .then("adj_ordinal")
+        .otherwise("ordinal"),
+        answer_ts=pl.when(from_response)
+        .then("resp_ts")
+        .when(from_next)
+        .then("adj_ts")
+        .otherwise("ts"),
+    )
+
+
+def _assignments(ctx: LintContext) -> pl.DataFrame:
+    """Each successful `initialize`: session, ``at`` (the response's ordinal), ``at_ts``
+    and ``assigned``, the `Mcp-Session-Id` its answer set (null when it set none or its
+    headers were not captured: either way, no id is known from then on)."""
+    inits = (
+        initialize_calls(ctx)
+        .filter((pl.col("outcome") == "ok") & pl.col("response_ordinal").is_not_null())
+        .select("session", at="response_ordinal")
+    )
+    inits = ctx.lookup(inits, "at", inner=True, at_ts="ts", http_headers="http_headers")
+    assigned = _header_values(inits, _SESSION_ID)["value"].alias("assigned")
+    return inits.select("session", "at", "at_ts").with_columns(assigned).sort("at")
+
+
+def _sent_after(answer_ts: str) -> pl.Expr:
+    """The request was not sent before the answer in ``answer_ts`` arrived: a capture
+    that orders rows by when requests started (HAR) puts a request sent while an earlier
+    one was in flight after that one's answer. Rows without a time are taken in order."""
+    ts, at = pl.col("ts"), pl.col(answer_ts)
+    return ts.is_null() | at.is_null() | (ts > at)
+
+
+def _request_label() -> pl.Expr:
+    """``HTTP POST of tools/list``, ``HTTP POST of response id 3``, ``HTTP GET``."""
+    what = (
+        pl.when(pl.col("kind").is_in(["request", "notification"]))
+        .then(pl.col("method"))
+        .when(pl.col("kind").is_in(["response", "error"]))
+        .then(pl.format("response id {}", "id"))
+    )
+    verb = pl.concat_str(pl.lit("HTTP"), pl.col("http_method").fill_null("request"), separator=" ")
+    return pl.concat_str(verb, pl.lit(" of ") + what, ignore_nulls=True)
+
+
+@rule(
+    code="HT011",
+    name="http-session-id-charset",
+    severity="error",
+    revisions=since("2025-03-26", "2025-11-25"),
+    scope="transport",
+)
+def http_session_id_charset(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an HTTP message whose `Mcp-Session-Id` header holds a character outside
+    visible ASCII (`0x21` to `0x7E`): a space, a control character, anything non-ASCII.
+
+    Both the server response that assigns such an id and every client request that
+    echoes it are flagged. Whitespace around the value is not part of it in HTTP and is
+    ignored.
+
+    ## Why is this bad?
+    The id travels back in every request header. Spaces, control characters and
+    non-ASCII bytes are mangled, rejected or re-encoded by HTTP libraries and proxies,
+    so the client cannot echo the id faithfully: the session breaks, or different hops
+    see different ids.
+
+    ## Example
+    ```json
+    {"dir": "s2c", "http": {"status": 200, "headers": {"Content-Type": "application/json",
+     "Mcp-Session-Id": "sess 42"}},
+     "msg": {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "serverInfo": {"name": "srv", "version": "1.0"}}}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"status": 200, "headers": {"Content-Type": "application/json",
+     "Mcp-Session-Id": "sess-42"}},
+     "msg": {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "serverInfo": {"name": "srv", "version": "1.0"}}}}
+    ```
+
+    ## Reference
+    "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to
+    0x7E)." — basic/transports.mdx#session-management (2025-03-26 to 2025-11-25).
+    """
+    bad = _http_rows(ctx).filter(pl.col("sid").str.contains(r"[^\x21-\x7E]"))
+    whose = (
+        pl.when(pl.col("direction") == "s2c")
+        .then(pl.lit("HTTP response sets"))
+        .otherwise(pl.lit("HTTP request carries"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} Mcp-Session-Id {}, which has a character outside visible ASCII (0x21-0x7E)",
+            whose,
+            "sid_text",
+        ),
+    )
+
+
+@rule(
+    code="HT012",
+    name="http-session-id-not-echoed",
+    severity="error",
+    revisions=since("2025-03-26", "2025-11-25"),
+    scope="transport",
+)
+def http_session_id_not_echoed(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a client HTTP request, after the server set `Mcp-Session-Id` on its answer to
+    `initialize`, that has no `Mcp-Session-Id` header or carries a different id.
+
+    Requests after the latest successful `initialize` of the session are judged against
+    the id that answer set. Not judged: a new `initialize` request (it must go without
+    an id), a request timed before that answer, a request whose headers were not
+    captured, and sessions whose `initialize` answer has no captured headers or sets no
+    id. Bodyless `GET` and `DELETE` requests count when the capture has them as rows.
+
+    ## Why is this bad?
+    A server that assigned an id keys its session state on it: without the header (or
+    with another session's id) the request is rejected with `400` or `404`, or worse,
+    runs against the wrong session.
+
+    ## Example
+    ```json
+    {"dir": "s2c", "http": {"status": 200, "headers": {"Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "serverInfo": {"name": "srv", "version": "1.0"}}}}
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2025-11-25"}},
+     "msg": {"jsonrpc": "2.0", "method": "notifications/initialized"}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2025-11-25",
+     "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "method": "notifications/initialized"}}
+    ```
+
+    ## Reference
+    "If an `MCP-Session-Id` is returned by the server during initialization, clients
+    using the Streamable HTTP transport MUST include it in the `MCP-Session-Id`
+    header on all of their subsequent HTTP requests." —
+    basic/transports.mdx#session-management (2025-11-25; 2025-03-26 and 2025-06-18 spell
+    the header `Mcp-Session-Id`).
+    """
+    rows = _http_rows(ctx).filter(
+        _CLIENT_REQUEST
+        & pl.col("http_headers").is_not_null()
+        & ~((pl.col("kind") == "request") & (pl.col("method") == "initialize"))
+    )
+    servers = _http_rows(ctx).filter(pl.col("direction") == "s2c")
+    if rows.is_empty() or servers["sid"].is_null().all():
+        return findings(rows.clear(), "")
+    assignments = _assignments(ctx)
+    rows = rows.filter(ordered(ctx)).join_asof(
+        assignments,
+        left_on="ordinal",
+        right_on="at",
+        by="session",
+        strategy="backward",
+        allow_exact_matches=False,
+        check_sortedness=False,
+    )
+    bad = rows.filter(
+        pl.col("assigned").is_not_null()
+        & (pl.col("sid").is_null() | (pl.col("sid") != pl.col("assigned")))
+        & _sent_after("at_ts")
+    )
+    message = (
+        pl.when(pl.col("sid").is_null())
+        .then(
+            pl.format(
+                '{} has no Mcp-Session-Id header; initialize assigned "{}"',
+                _request_label(),
+                "assigned",
+            )
+        )
+        .otherwise(
+            pl.format(
+                '{} carries Mcp-Session-Id "{}", not the "{}" initialize assigned',
+                _request_label(),
+                "sid",
+                "assigned",
+            )
+        )
+    )
+    return findings(bad, message)
+
+
+@rule(
+    code="HT013",
+    name="http-unsupported-version-not-400",
+    severity="error",
+    revisions=since("2025-06-18", "2025-11-25"),
+    scope="transport",
+)
+def http_unsupported_version_not_400(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a client HTTP request whose `MCP-Protocol-Version` header names no protocol
+    revision, answered with a status other than `400 Bad Request`.
+
+    Such values are `1999-01-01`, `draft`, `latest` or an empty one. Only a value that
+    is no published revision counts as unsupported: which known revisions a server
+    serves cannot be told from a capture, so a known revision that differs from the
+    negotiated one is not judged (and a revision newer than mcptrace knows would be
+    taken as unsupported). Statuses another requirement can demand of the same request
+    are accepted too: `401` (authorization), `403` (invalid `Origin`), `404` (terminated
+    session) and `405` (`GET` or `DELETE` not offered). Requests whose answer's status
+    was not captured are not judged.
+
+    ## Why is this bad?
+    A server that serves a request under a version it does not speak answers with
+    semantics the client did not ask for. The `400` tells the client to fix the header
+    (or fall back) instead of trusting a result of unknown shape.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "status": 200,
+     "headers": {"MCP-Protocol-Version": "1999-01-01", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "status": 400,
+     "headers": {"MCP-Protocol-Version": "1999-01-01", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}
+    ```
+
+    ## Reference
+    "If the server receives a request with an invalid or unsupported
+    `MCP-Protocol-Version`, it MUST respond with `400 Bad Request`." —
+    basic/transports.mdx#protocol-version-header (2025-06-18, 2025-11-25).
+    """
+    rows = _http_rows(ctx).filter(_CLIENT_REQUEST & pl.col("http_headers").is_not_null())
+    if rows.is_empty():
+        return findings(rows, "")
+    version = _header_values(rows, "MCP-Protocol-Version")
+    unknown = pl.concat([rows.select("ordinal"), version], how="horizontal").filter(
+        pl.col("text").is_not_null() & ~pl.col("value").is_in(REVISIONS)
+    )
+    if unknown.is_empty():
+        return findings(unknown, "")
+    status = pl.col("status")
+    bad = (
+        _exchanges(ctx)
+        .join(unknown.select("ordinal", "text"), on="ordinal", how="inner", maintain_order="left")
+        .filter(status.is_not_null() & (status != 400) & ~status.is_in(_OTHER_MANDATED))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} with unsupported MCP-Protocol-Version {} was answered {}, not 400 Bad Request",
+            _request_label(),
+            "text",
+            status,
+        ),
+    )
+
+
+@rule(
+    code="HT014",
+    name="http-session-reused-after-404",
+    severity="error",
+    revisions=since("2025-03-26", "2025-11-25"),
+    scope="transport",
+)
+def http_session_reused_after_404(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a client HTTP request that carries an `Mcp-Session-Id` after a request with
+    that id was answered `404 Not Found`.
+
+    After the `404` the client must start a new session: an `initialize` request with no
+    id.
+
+    Only the first such request per session id is flagged. A request sent before the
+    `404` arrived (by timestamp, when both rows have one) is not, and neither is one
+    after a later `initialize` answer assigned the same id again.
+
+    ## Why is this bad?
+    A `404` to a request with a session id means the server ended that session; every
+    further request with it fails the same way. A client that keeps the dead id loops
+    on errors instead of re-initializing, and its user sees a broken connection.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "status": 404,
+     "headers": {"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+      "params": {"name": "get_weather", "arguments": {}}}}
+    {"dir": "c2s", "http": {"method": "POST",
+     "headers": {"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+      "params": {"name": "get_weather", "arguments": {}}}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"Content-Type": "application/json",
+     "Accept": "application/json, text/event-stream"}},
+     "msg": {"jsonrpc": "2.0", "id": 6, "method": "initialize",
+      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+      "clientInfo": {"name": "agent", "version": "1.0"}}}}
+    ```
+
+    ## Reference
+    "When a client receives HTTP 404 in response to a request containing an
+    `MCP-Session-Id`, it MUST start a new session by sending a new
+    `InitializeRequest` without a session ID attached." —
+    basic/transports.mdx#session-management (2025-11-25; 2025-03-26 and 2025-06-18 spell
+    the header `Mcp-Session-Id`).
+    """
+    if _http_rows(ctx).filter(_CLIENT_REQUEST & pl.col("sid").is_not_null()).is_empty():
+        return findings(_http_rows(ctx).clear(), "")
+    carrying = _exchanges(ctx).filter(pl.col("sid").is_not_null() & ordered(ctx))
+    gone = carrying.filter(pl.col("status") == 404).select(
+        "session", "sid", at="answer_ordinal", at_ts="answer_ts", dead=pl.lit(True)
+    )
+    if gone.is_empty():
+        return findings(carrying.clear(), "")
+    revived = (
+        _assignments(ctx)
+        .filter(pl.col("assigned").is_not_null())
+        .select("session", sid="assigned", at="at", at_ts="at_ts", dead=pl.lit(False))
+    )
+    events = pl.concat([gone, revived]).sort("at")
+    later = carrying.sort("ordinal").join_asof(
+        events,
+        left_on="ordinal",
+        right_on="at",
+        by=["session", "sid"],
+        strategy="backward",
+        allow_exact_matches=False,
+        check_sortedness=False,
+    )
+    bad = (
+        later.filter(pl.col("dead").fill_null(False) & _sent_after("at_ts"))
+        .sort("ordinal")
+        .unique(["session", "sid"], keep="first", maintain_order=True)
+    )
+    return findings(
+        bad,
+        pl.format(
+            '{} carries Mcp-Session-Id "{}" after a request with it was answered 404;'
+            " start a new session with initialize",
+            _request_label(),
+            "sid",
         ),
     )
