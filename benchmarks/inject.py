@@ -1143,6 +1143,42 @@ def _paged(v: _View) -> list[tuple[_Call, _Call]]:
     ][:20]
 
 
+def _tool_lists(v: _View) -> list[_Call]:
+    """Answered tools/list calls whose result lists tools."""
+    return [
+        call
+        for call in v.plain("tools/list")
+        if call.response is not None and v.msg(call.response)["result"].get("tools")
+    ]
+
+
+@_kind(
+    "tool-name-format",
+    "RS016",
+    "a tools/list result naming a tool with a space and a bang",
+    eligible=lambda v: bool(_tool_lists(v)),
+)
+def _tool_name(c: _Ctx) -> None:
+    call = c.pick(_tool_lists(c.view))
+    assert call.response is not None
+    tool = c.pick(c.msg(call.response)["result"]["tools"])
+    tool["name"] = c.pick(["get weather!", "read file", "résumé"])
+    c.label(call.response, "RS016")
+
+
+@_kind(
+    "cursor-not-issued",
+    "RS017",
+    "a list request whose cursor no earlier result of that list returned",
+    eligible=lambda v: bool(_paged(v)),
+)
+def _cursor_forged(c: _Ctx) -> None:
+    _, second = c.pick(_paged(c.view))
+    params = c.msg(second.request).setdefault("params", {})
+    params["cursor"] = f"page-{c.rng.randrange(2, 99)}"
+    c.label(second.request, "RS017")
+
+
 @_kind(
     "cache-scope-differs-across-pages",
     "RS015",
@@ -1461,6 +1497,45 @@ def _ht_session(c: _Ctx) -> None:
     _http_request(c, call)
     _http_response(c, call, {"Mcp-Session-Id": f"{c.rng.getrandbits(128):032x}"})
     c.label(call.response, "HT005")
+
+
+def _legacy_http(c: _Ctx, call: _Call, changes: dict[str, str | None]) -> None:
+    """Record ``call`` as a legacy-revision HTTP exchange (no 2026 routing headers)."""
+    legacy: dict[str, str | None] = {
+        "MCP-Protocol-Version": LEGACY,
+        "Mcp-Method": None,
+        "Mcp-Name": None,
+    }
+    _http_request(c, call, {**legacy, **changes})
+    _http_response(c, call)
+
+
+@_kind(
+    "http-session-id-not-visible-ascii",
+    "HT011",
+    "a legacy POST whose Mcp-Session-Id has a space in it",
+    era="legacy",
+    transport="http",
+    eligible=_has_plain(),
+)
+def _ht_session_charset(c: _Ctx) -> None:
+    call = c.pick(c.view.plain())
+    _legacy_http(c, call, {"Mcp-Session-Id": f"sess {c.rng.randrange(1000)}"})
+    c.label(call.request, "HT011")
+
+
+@_kind(
+    "http-unknown-version-accepted",
+    "HT013",
+    "a legacy POST naming no revision in MCP-Protocol-Version, answered 200",
+    era="legacy",
+    transport="http",
+    eligible=_has_plain(),
+)
+def _ht_unknown_version(c: _Ctx) -> None:
+    call = c.pick(c.view.plain())
+    _legacy_http(c, call, {"MCP-Protocol-Version": c.pick(["1999-01-01", "latest", "2.0"])})
+    c.label(call.request, "HT013")
 
 
 # -- stdio --------------------------------------------------------------------------
