@@ -115,14 +115,12 @@ R053 sampling-tools-capability partial CP001,CP005 : only the base sampling capa
     checked; tools/toolChoice vs sampling.tools not checked
 R054 sampling-include-context partial MD006 : 2026 use of the deprecated values is reported
     as info; sampling.context gate and 2025-11-25 not checked
-R055 sampling-tool-result-only uncovered - : not implemented (sampling message content is
-    visible)
-R056 sampling-tool-use-balanced uncovered - : not implemented (tool_use/tool_result pairing
-    is visible in the messages)
+R055 sampling-tool-result-only covered CF001
+R056 sampling-tool-use-balanced covered CF002 : a tool use ending the message list is
+    accepted (nothing follows it yet)
 R057 elicitation-url-valid uncovered - : not implemented (schema formats are not validated
     either)
-R058 roots-file-uri uncovered - : not implemented (root URIs are visible in
-    results/inputResponses)
+R058 roots-file-uri covered CF003
 R059 no-server-initiated-requests covered MD004
 R060 no-client-responses covered MD005
 R061 method-direction-allowed covered MD003
@@ -157,10 +155,8 @@ R082 progress-increasing covered PG004
 R083 progress-stops-after-completion covered PG005 : task-augmented requests skipped
 R084 cancel-references-issued-request covered CN001,CN002
 R085 no-response-after-cancel covered CN003,CN006
-R086 cancel-request-id-present partial CN004 : not applied to 2025-11-25, where the quoted
-    MUST for non-task requests lives
-R087 tasks-cancel-not-notification uncovered - : not implemented (a cancel naming a request
-    answered with a task is visible)
+R086 cancel-request-id-present covered CN004
+R087 tasks-cancel-not-notification covered TK001
 R088 http-no-cancel-notification covered CN005 : info rather than warning
 R089 log-only-when-requested covered LG001
 R090 log-request-scoped-stream covered LG002
@@ -172,16 +168,15 @@ R094 list-changed-needs-capability covered CP007
 R095 resource-updated-needs-subscription covered CP008
 R096 tool-errors-in-result uncovered - : not implemented; would be a heuristic on whether
     the error came from the tool
-R097 structured-content-conforms uncovered - : not implemented (outputSchema from
-    tools/list and structuredContent are visible)
+R097 structured-content-conforms covered TL001 : schemas that do not compile or refer to
+    other documents are skipped
 R098 tool-input-schema-object partial SC003 : only with --schema-dir: null or non-object
     inputSchema fails the result schema; JSON Schema validity not checked
 R099 tool-name-format covered RS016 : the same name on two pages of a paginated list is
     not detected
-R100 tools-deterministic-order uncovered - : not implemented (repeated tools/list results
-    can be compared)
-R101 x-mcp-header-constraints uncovered - : not implemented (x-mcp-header annotations are
-    visible in tools/list)
+R100 tools-deterministic-order covered TL002 : each list is compared with the one before
+R101 x-mcp-header-constraints covered TL003 : judged on the server's tools/list; whether a
+    client then leaves the tool alone is not
 R102 cursor-opaque covered RS017 : a session with no earlier result of that list (a capture
     started mid-listing) is not judged
 R103 invalid-cursor-error uncovered - : not implemented; cursor invalidity only guessable
@@ -195,11 +190,11 @@ R109 task-augmentation-needs-capability uncovered - : not implemented (task gate
     but only used for schema selection)
 R110 task-create-result partial SC003 : only with --schema-dir, via CreateTaskResult
     schema; no dedicated rule
-R111 task-status-transitions uncovered - : not implemented (task statuses in tasks/get and
-    status notifications are visible)
-R112 task-cancel-terminal-rejected uncovered - : not implemented
-R113 task-result-related-meta uncovered - : not implemented (related-task _meta on
-    tasks/result responses is visible)
+R111 task-status-transitions covered TK002 : statuses leaving a terminal one; "begin in
+    working" and the timestamps tasks must carry are not checked
+R112 task-cancel-terminal-rejected covered TK003
+R113 task-result-related-meta covered TK004 : the related-task metadata of other
+    task messages is not checked
 R114 tasks-are-extension-in-2026 covered MD001 : tasks/* flagged in 2026 regardless of a
     declared tasks extension
 R115 meta-key-format covered MT011 : grammar only; unknown keys under reserved prefixes not
@@ -237,10 +232,10 @@ R134 http26-version-header-matches-meta covered HT002
 R135 http26-standard-headers covered HT003
 R136 http26-header-body-match partial HT004 : flags the mismatching request but not whether
     the server rejected it with 400/-32020
-R137 http26-base64-header-encoding uncovered - : not implemented (HT004 decodes base64
-    values but does not require encoding)
-R138 http26-mcp-param-headers uncovered - : not implemented (needs tools/list annotations
-    plus request headers, both captured)
+R137 http26-base64-header-encoding partial TL004 : Mcp-Param-* values only; a plain Mcp-Name
+    that needed Base64 is not flagged
+R138 http26-mcp-param-headers covered TL004 : a header sent for an absent or null argument
+    is not flagged
 R139 http26-error-status-codes covered HT006 : 400 for missing required _meta (-32602) not
     checked
 R140 http26-no-server-requests-on-sse covered MD004

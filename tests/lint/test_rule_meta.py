@@ -24,6 +24,9 @@ FAMILIES = {
     "ST": "stdio",
     "SC": "schema",
     "SB": "subscriptions",
+    "CF": "client",
+    "TL": "tools",
+    "TK": "tasks",
 }
 
 

@@ -17,6 +17,9 @@ Families (code prefix: module):
 * ST: stdio -- stdio stream pollution, UTF-8
 * MD: methods -- methods and directions per revision, 2026 one-way requests, deprecations
 * CP: capabilities -- requests, notifications and input requests against declared capabilities
+* CF: client -- sampling message content (tool use and results), roots
+* TL: tools -- tool definitions in tools/list and the results of tools/call
+* TK: tasks -- 2025-11-25 task-augmented requests: statuses, cancellation, related-task metadata
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 from mcptrace.linter.rules import (
     cancellation,
     capabilities,
+    client,
     envelope,
     errors,
     lifecycle,
@@ -36,6 +40,8 @@ from mcptrace.linter.rules import (
     schema,
     stdio,
     subscriptions,
+    tasks,
+    tools,
     transport,
 )
 
@@ -52,3 +58,4 @@ __all__ = [
     "subscriptions",
 ]
 __all__ += ["cancellation", "logging", "progress", "stdio", "transport"]
+__all__ += ["client", "tasks", "tools"]

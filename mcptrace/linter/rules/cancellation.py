@@ -340,13 +340,16 @@ def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
     code="CN004",
     name="cancel-without-request-id",
     severity="error",
-    revisions=("2024-11-05", "2025-03-26", "2025-06-18", "2026-07-28"),
+    revisions=ALL_REVISIONS,
     scope="message",
 )
 def cancel_without_request_id(ctx: LintContext) -> pl.DataFrame:
     """## What it does
-    Flags a `notifications/cancelled` without `params.requestId`. Not applied to
-    2025-11-25, where the field is optional (task cancellation uses `tasks/cancel`).
+    Flags a `notifications/cancelled` without `params.requestId`.
+
+    In 2025-11-25 the schema makes the field optional, but only because tasks are not
+    cancelled with this notification at all (they take `tasks/cancel`): cancelling any
+    other request still needs the id, so a cancel without one is wrong there too.
 
     ## Why is this bad?
     The request id is the only thing that says what to cancel. Without it the receiver
@@ -367,7 +370,8 @@ def cancel_without_request_id(ctx: LintContext) -> pl.DataFrame:
     ## Reference
     Schema: `CancelledNotification` (2024-11-05 to 2025-06-18) and
     `CancelledNotificationParams` (2026-07-28) list `requestId` as required; 2025-11-25
-    made it optional: "This MUST be provided for cancelling non-task requests." —
+    made it optional: "This MUST be provided for cancelling non-task requests. This MUST
+    NOT be used for cancelling tasks (use the `tasks/cancel` request instead)." —
     schema/2025-11-25/schema.ts#CancelledNotificationParams.
     """
     bad = ctx.part("notifications", "ordinal", "method", "cancel_id", "parse_error").filter(

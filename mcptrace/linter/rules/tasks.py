@@ -1,0 +1,566 @@
+"""TK: 2025-11-25 task-augmented requests (statuses, cancellation, related-task metadata).
+
+A task lives at its receiver, the side that answered a request carrying `params.task`
+with a `CreateTaskResult`. Every message that reports a task's status comes from that
+side: the `CreateTaskResult` (`result.task`), the results of `tasks/get`, `tasks/cancel`
+and `tasks/list`, and `notifications/tasks/status`. A task is therefore known by its
+session, the direction of those messages and its `taskId`; and its statuses, all sent
+the same way, keep their order even where a capture cannot order the two directions
+against each other.
+
+2026-07-28 moved tasks out of the core protocol into the `io.modelcontextprotocol/tasks`
+extension, which redefines the methods (no `tasks/result` or `tasks/list`; cancellation
+is cooperative): these rules apply to 2025-11-25 only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import polars as pl
+
+from mcptrace.linter.context import LintContext, json_paths
+from mcptrace.linter.rule import findings, rule
+from mcptrace.linter.rules.cancellation import _count_before, _matched_cancels, _well_after
+
+_TASKS_2025 = ("2025-11-25",)
+_STATUS = "notifications/tasks/status"
+_TERMINAL = ("completed", "failed", "cancelled")
+_STATUSES = ("working", "input_required", *_TERMINAL)
+_RELATED = "io.modelcontextprotocol/related-task"
+#: columns of :func:`_statuses`
+_OBSERVED = {
+    "session": pl.UInt32,
+    "direction": pl.String,
+    "task_id": pl.String,
+    "status": pl.String,
+    "updated": pl.String,
+    "ordinal": pl.Int64,
+    "line": pl.Int64,
+    "what": pl.String,
+    "request_ordinal": pl.Int64,
+}
+
+
+def _statuses(ctx: LintContext) -> pl.DataFrame:
+    """Every status a task is reported in, in capture order (see the module docstring)."""
+    return ctx.memo("tasks.statuses", _build_statuses)
+
+
+def _list_entries(texts: pl.Series) -> pl.DataFrame:
+    """``tasks`` arrays of `tasks/list` results (JSON texts) as rows: ``_tasks`` (the
+    text), task_id, status, updated. Entries without a string taskId and status are left
+    out. Parsed in Python once per distinct text: such results are few."""
+    rows: list[tuple[str, str, str, str | None]] = []
+    for text in texts.unique().drop_nulls().to_list():
+        try:
+            entries: Any = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            task_id, status = entry.get("taskId"), entry.get("status")
+            updated = entry.get("lastUpdatedAt")
+            if isinstance(task_id, str) and isinstance(status, str):
+                rows.append((text, task_id, status, updated if isinstance(updated, str) else None))
+    return pl.DataFrame(
+        rows,
+        schema={
+            "_tasks": pl.String,
+            "task_id": pl.String,
+            "status": pl.String,
+            "updated": pl.String,
+        },
+        orient="row",
+    )
+
+
+def _created(ctx: LintContext) -> pl.DataFrame:
+    """The success responses to task-augmented requests (`params.task`; `"task"` is a rare
+    marker, so only a few request texts are read), with the task they report: session,
+    direction, ordinal, line of the response, request_ordinal, task_id, status, updated."""
+    requests = (
+        ctx.part("requests", "rare", "modern", "parse_error", "ordinal", "message")
+        # 2026-07-28 has no core tasks: its requests (the rare marker is common there) are
+        # left out early, as the engine would drop what they led to
+        .filter(pl.col("rare") & ~pl.col("modern") & pl.col("parse_error").is_null())
+        .filter(pl.col("message").str.contains('"task"', literal=True))
+        .filter(pl.col("message").str.json_path_match("$.params.task").is_not_null())
+        .select(request_ordinal="ordinal")
+    )
+    if requests.is_empty():
+        return pl.DataFrame(schema=_OBSERVED)
+    answered = ctx.call_lookup(requests, "request_ordinal", ordinal="response_ordinal").filter(
+        pl.col("ordinal").is_not_null()
+    )
+    return (
+        ctx.lookup(
+            answered,
+            "ordinal",
+            inner=True,
+            kind="kind",
+            parse_error="parse_error",
+            session="session",
+            direction="direction",
+            line="line",
+            message="message",
+        )
+        .filter((pl.col("kind") == "response") & pl.col("parse_error").is_null())
+        .pipe(
+            json_paths,
+            task_id="$.result.task.taskId",
+            status="$.result.task.status",
+            updated="$.result.task.lastUpdatedAt",
+        )
+    )
+
+
+def _build_statuses(ctx: LintContext) -> pl.DataFrame:
+    """session, direction (as text), task_id, status, updated (`lastUpdatedAt` text),
+    ordinal, line, what (the kind of message) and request_ordinal (of the request a
+    response answers), sorted by ordinal. Only the five statuses of the spec."""
+    where = ("session", "direction", "ordinal", "line")
+    # responses to tasks/*: a typed test (the texts of tasks/get results have no marker)
+    responses = (
+        ctx.part("responses", "request_method", "kind", "parse_error", *where, "message")
+        .filter(pl.col("request_method").str.starts_with("tasks/"))
+        .filter((pl.col("kind") == "response") & pl.col("parse_error").is_null())
+        .with_columns(request_ordinal=pl.lit(None, pl.Int64))
+    )
+    notified = (
+        ctx.part("notifications", "method", "parse_error", *where, "message")
+        .filter(pl.col("method") == _STATUS)
+        .filter(pl.col("parse_error").is_null())
+    )
+    created = _created(ctx)
+    if responses.is_empty() and notified.is_empty() and created.is_empty():
+        return pl.DataFrame(schema=_OBSERVED)
+    method = pl.col("request_method")
+    single = responses.filter(method.is_in(["tasks/get", "tasks/cancel"])).pipe(
+        json_paths,
+        task_id="$.result.taskId",
+        status="$.result.status",
+        updated="$.result.lastUpdatedAt",
+    )
+    lists = responses.filter(method == "tasks/list").pipe(json_paths, _tasks="$.result.tasks")
+    listed = lists.join(_list_entries(lists["_tasks"]), on="_tasks", maintain_order="left")
+    notified = notified.pipe(
+        json_paths,
+        task_id="$.params.taskId",
+        status="$.params.status",
+        updated="$.params.lastUpdatedAt",
+    ).with_columns(request_ordinal=pl.lit(None, pl.Int64))
+    parts = [
+        created.with_columns(what=pl.lit("CreateTaskResult")),
+        single.with_columns(what=pl.format("{} result", "request_method")),
+        listed.with_columns(what=pl.lit("tasks/list result")),
+        notified.with_columns(what=pl.lit(_STATUS)),
+    ]
+    return (
+        pl.concat(
+            [p.select(pl.col(c).cast(t) for c, t in _OBSERVED.items()) for p in parts],
+            how="vertical",
+        )
+        .filter(pl.col("task_id").is_not_null() & pl.col("status").is_in(_STATUSES))
+        .sort("ordinal", maintain_order=True)
+    )
+
+
+def _receiver(direction: pl.Expr) -> pl.Expr:
+    """The direction the receiver's messages travel, given a request's direction."""
+    return direction.cast(pl.String).replace_strict(
+        {"c2s": "s2c", "s2c": "c2s"}, default="unknown", return_dtype=pl.String
+    )
+
+
+@rule(
+    code="TK001",
+    name="task-cancelled-by-notification",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="session",
+)
+def task_cancelled_by_notification(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `notifications/cancelled` naming a task-augmented request (one with
+    `params.task`) that was answered with a task (a `CreateTaskResult`), sent clearly
+    after that answer.
+
+    Clearly after means more than 100 ms after it, or (without timestamps) after the
+    canceller had sent other messages since: a cancel that crossed the answer on the wire
+    was sent before the requestor knew of the task, and is not reported (the same race
+    tolerance as CN002). A cancel sent before the answer is not reported either.
+
+    ## Why is this bad?
+    Once a request has become a task, the request itself is over: its response (the
+    `CreateTaskResult`) has been sent, and the work goes on as the task. The receiver
+    ignores a cancel notification for a request it already answered, so the task keeps
+    running; `tasks/cancel` is the only way to stop it, and its answer says what state
+    the task ended in.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "export", "task": {"ttl": 60000}}}
+    {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "t-1", "status": "working",
+     "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z",
+     "ttl": 60000}}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tasks/cancel", "params": {"taskId": "t-1"}}
+    ```
+
+    ## Reference
+    "For task-augmented requests, the `tasks/cancel` request MUST be used instead of the
+    `notifications/cancelled` notification." —
+    docs/specification/2025-11-25/basic/utilities/cancellation.mdx#behavior-requirements
+    (2025-11-25); schema/2025-11-25/schema.ts `CancelledNotificationParams.requestId`:
+    "This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead)."
+    """
+    tasks = _statuses(ctx).filter(pl.col("what") == "CreateTaskResult")
+    empty = findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    if tasks.is_empty():
+        return empty
+    tasks = tasks.unique("request_ordinal", keep="first").select("request_ordinal", "task_id")
+    unordered = ctx.unordered_sessions.implode()
+    cancels = (
+        _matched_cancels(ctx)
+        .join(tasks, on="request_ordinal")
+        .filter(
+            (pl.col("response_ordinal") < pl.col("ordinal"))
+            & ~pl.col("session").is_in(unordered)
+            & (pl.col("direction") != "unknown")
+        )
+    )
+    if cancels.is_empty():
+        return empty
+    parts = []
+    for sender in ("c2s", "s2c"):
+        mine = cancels.filter(pl.col("direction") == sender)
+        if mine.is_empty():
+            continue
+        mine = _count_before(ctx, mine, "ordinal", sender)
+        mine = _count_before(ctx, mine, "response_ordinal", sender)
+        between = pl.col("_n_ordinal") - pl.col("_n_response_ordinal")
+        parts.append(mine.filter(_well_after("response_ts", "ts", between)))
+    late = pl.concat(parts) if parts else cancels.clear()
+    return findings(
+        late.sort("ordinal"),
+        pl.format(
+            "notifications/cancelled names request id {} (line {}), which became task {} at "
+            "line {}: a task is cancelled with tasks/cancel",
+            "id",
+            "request_line",
+            "task_id",
+            "response_line",
+        ),
+    )
+
+
+@rule(
+    code="TK002",
+    name="task-status-transition",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="session",
+)
+def task_status_transition(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a message reporting a task in another status after the task had reached a
+    terminal status (`completed`, `failed` or `cancelled`).
+
+    A task's statuses are read, in capture order, from its `CreateTaskResult` (the answer
+    to a request with `params.task`), the results
+    of `tasks/get`, `tasks/cancel` and `tasks/list`, and `notifications/tasks/status`.
+    One finding per task, at the first message leaving the terminal status. A report
+    whose `lastUpdatedAt` is earlier than that of the terminal report (both ISO 8601 with
+    an offset) is a snapshot taken before the task ended, sent late: not reported.
+
+    Every other move between the five statuses is allowed (`working` and
+    `input_required` may each move to any status). Not checked: that a task begins in
+    `working` (its `CreateTaskResult` reports the status at the time of the answer, which
+    may have moved on already), and statuses outside the five (a schema matter).
+
+    ## Why is this bad?
+    A terminal status is final: the requestor stops polling, fetches the result with
+    `tasks/result` and may drop what it held for the task. A task that comes back to
+    life (or a cancelled task that later reports `completed`) leaves the requestor with
+    a result it cannot trust and work it believed stopped still running.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "result": {"taskId": "t-1", "status": "completed",
+     "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:40:00Z",
+     "ttl": 60000}}
+    {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": {"taskId": "t-1",
+     "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+     "lastUpdatedAt": "2025-11-25T10:41:00Z", "ttl": 60000}}
+    ```
+
+    Use instead: once `t-1` is `completed`, report it as `completed` from then on.
+
+    ## Reference
+    "Tasks with a `completed`, `failed`, or `cancelled` status are in a terminal state and
+    MUST NOT transition to any other status" —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#task-status-lifecycle
+    (2025-11-25); also "Once a task is cancelled, it MUST remain in `cancelled` status even
+    if execution continues to completion or fails." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#task-cancellation.
+    """
+    statuses = _statuses(ctx)
+    if statuses.is_empty():
+        return findings(statuses, "")
+    key = ["session", "direction", "task_id"]
+    ended = (
+        statuses.filter(pl.col("status").is_in(_TERMINAL))
+        .group_by(key, maintain_order=True)
+        .agg(pl.all().first())
+        .select(
+            *key,
+            _end_ordinal="ordinal",
+            _end_line="line",
+            _end_status="status",
+            _end_updated="updated",
+            _end_what="what",
+        )
+    )
+    if ended.is_empty():
+        return findings(ended.rename({"_end_ordinal": "ordinal"}), "")
+    time = pl.Datetime("us", "UTC")
+
+    def parsed(column: str) -> pl.Expr:
+        return pl.col(column).str.to_datetime("%+", time_zone="UTC", strict=False).cast(time)
+
+    later = (
+        statuses.join(ended, on=key)
+        .filter(
+            (pl.col("ordinal") > pl.col("_end_ordinal"))
+            & (pl.col("status") != pl.col("_end_status"))
+        )
+        .filter(~(parsed("updated") < parsed("_end_updated")).fill_null(False))
+        .sort("ordinal")
+        .group_by(key, maintain_order=True)
+        .agg(pl.all().first(), _count=pl.len())
+    )
+    more = (
+        pl.when(pl.col("_count") > 1)
+        .then(pl.format(" (and {} more)", pl.col("_count") - 1))
+        .otherwise(pl.lit(""))
+    )
+    return findings(
+        later,
+        pl.format(
+            "{} reports task {} as {}, but it was already {} ({} at line {}), a terminal status{}",
+            "what",
+            "task_id",
+            "status",
+            "_end_status",
+            "_end_what",
+            "_end_line",
+            more,
+        ),
+    )
+
+
+@rule(
+    code="TK003",
+    name="task-cancel-terminal-not-rejected",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="pairing",
+)
+def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a successful result to `tasks/cancel` for a task that had already been reported
+    in a terminal status (`completed`, `failed` or `cancelled`) before the request.
+
+    The terminal status is any earlier report from the receiver (see TK002 for the
+    messages read). Error responses are not checked here, whatever their code. Captures
+    that cannot order the two directions (per-direction stdio files) are skipped.
+
+    ## Why is this bad?
+    A task in a terminal status can no longer be cancelled. Answering with a result
+    (typically the task as `cancelled`) tells the requestor the cancel worked and
+    may rewrite a `completed` or `failed` task as `cancelled`, so the requestor discards
+    a result that exists, or believes a failure was a cancellation. The error `-32602`
+    tells it the task had already ended.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 5, "result": {"taskId": "t-1", "status": "completed",
+     "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:40:00Z",
+     "ttl": 60000}}
+    {"jsonrpc": "2.0", "id": 6, "method": "tasks/cancel", "params": {"taskId": "t-1"}}
+    {"jsonrpc": "2.0", "id": 6, "result": {"taskId": "t-1", "status": "cancelled",
+     "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:41:00Z",
+     "ttl": 60000}}
+    ```
+    (the first line answers a `tasks/get` for `t-1`)
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 6, "error": {"code": -32602,
+     "message": "Cannot cancel task: already in terminal status 'completed'"}}
+    ```
+
+    ## Reference
+    "Receivers MUST reject cancellation requests for tasks already in a terminal status
+    (`completed`, `failed`, or `cancelled`) with error code `-32602` (Invalid params)." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#task-cancellation (2025-11-25).
+    """
+    statuses = _statuses(ctx).filter(pl.col("status").is_in(_TERMINAL))
+    cancels = ctx.part(
+        "requests", "method", "parse_error", "session", "direction", "ordinal", "line", "message"
+    ).filter((pl.col("method") == "tasks/cancel") & pl.col("parse_error").is_null())
+    if statuses.is_empty() or cancels.is_empty():
+        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    unordered = ctx.unordered_sessions.implode()
+    cancels = (
+        cancels.filter(~pl.col("session").is_in(unordered))
+        .pipe(json_paths, task_id="$.params.taskId")
+        .select(
+            "session",
+            "task_id",
+            direction=_receiver(pl.col("direction")),
+            request_ordinal="ordinal",
+            request_line="line",
+        )
+    )
+    cancels = (
+        ctx.call_lookup(cancels, "request_ordinal", response_ordinal="response_ordinal")
+        .filter(pl.col("response_ordinal").is_not_null() & pl.col("task_id").is_not_null())
+        .pipe(ctx.lookup, "response_ordinal", _kind="kind")
+        .filter(pl.col("_kind") == "response")
+        .sort("request_ordinal")
+    )
+    ended = statuses.select(
+        "session",
+        "direction",
+        "task_id",
+        _end_ordinal="ordinal",
+        _end_line="line",
+        _end_status="status",
+    )
+    late = cancels.join_asof(
+        ended,
+        left_on="request_ordinal",
+        right_on="_end_ordinal",
+        by=["session", "direction", "task_id"],
+        strategy="backward",
+        check_sortedness=False,
+    ).filter(pl.col("_end_ordinal").is_not_null())
+    return findings(
+        late.with_columns(ordinal="response_ordinal"),
+        pl.format(
+            "tasks/cancel (line {}) for task {}, already {} at line {}, answered with a result "
+            "instead of error -32602",
+            "request_line",
+            "task_id",
+            "_end_status",
+            "_end_line",
+        ),
+    )
+
+
+@rule(
+    code="TK004",
+    name="task-result-without-related-task",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="pairing",
+)
+def task_result_without_related_task(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a successful `tasks/result` response whose `result._meta` lacks
+    `io.modelcontextprotocol/related-task`, or whose `taskId` there is not the `taskId`
+    the request asked for.
+
+    Error responses are not checked (they have no `_meta`). Not checked either: the
+    related-task metadata other messages of a task must carry (such as an
+    `elicitation/create` sent while the task is `input_required`: which task they belong
+    to is not in the message), and the metadata that `tasks/get`, `tasks/list`,
+    `tasks/cancel` and `notifications/tasks/status` should not carry (a SHOULD NOT).
+
+    ## Why is this bad?
+    A `tasks/result` result is exactly the result of the underlying request (a
+    `CallToolResult`, say), with no field naming the task. The related-task metadata is
+    the only thing in the message that ties the payload to its task, for a requestor
+    that matches results to tasks or a proxy that routes them.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": "t-1"}}
+    {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "done"}],
+     "isError": false}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "done"}],
+     "isError": false,
+     "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t-1"}}}}
+    ```
+
+    ## Reference
+    "The `tasks/result` operation MUST include this metadata in its response, as the
+    result structure itself does not contain the task ID." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#related-task-metadata
+    (2025-11-25); the value is "an object with a `taskId` matching the associated task
+    ID" — tasks.mdx#associating-task-related-messages.
+    """
+    responses = ctx.part(
+        "responses",
+        "kind",
+        "request_method",
+        "parse_error",
+        "request_ordinal",
+        "ordinal",
+        "message",
+    ).filter(
+        (pl.col("request_method") == "tasks/result")
+        & (pl.col("kind") == "response")
+        & pl.col("parse_error").is_null()
+    )
+    if responses.is_empty():
+        return findings(responses, "")
+    meta = f'$.result._meta["{_RELATED}"]'
+    rows = (
+        responses.pipe(json_paths, _related=meta, _related_id=meta + ".taskId")
+        .pipe(ctx.lookup, "request_ordinal", _request="message", _request_line="line")
+        .with_columns(_asked=pl.col("_request").str.json_path_match("$.params.taskId"))
+    )
+    missing = pl.col("_related").is_null()
+    wrong = pl.col("_related_id").is_null() | (
+        pl.col("_asked").is_not_null() & (pl.col("_related_id") != pl.col("_asked"))
+    )
+    bad = rows.filter(missing | wrong)
+    return findings(
+        bad,
+        pl.when(missing)
+        .then(
+            pl.format(
+                'tasks/result response (request at line {}) has no _meta["{}"]',
+                "_request_line",
+                pl.lit(_RELATED),
+            )
+        )
+        .when(pl.col("_related_id").is_null())
+        .then(pl.format('_meta["{}"] of a tasks/result response has no taskId', pl.lit(_RELATED)))
+        .otherwise(
+            pl.format(
+                '_meta["{}"] of a tasks/result response names task {}, but the request (line {}) '
+                "asked for task {}",
+                pl.lit(_RELATED),
+                "_related_id",
+                "_request_line",
+                "_asked",
+            )
+        ),
+    )

@@ -1,0 +1,797 @@
+"""TL: tools -- tool definitions in ``tools/list`` results (the order of the list, the
+``x-mcp-header`` annotations of 2026-07-28) and what ``tools/call`` does with them
+(``structuredContent`` against ``outputSchema``, ``Mcp-Param-*`` headers on HTTP).
+
+A tool's definition is the one in the latest earlier successful ``tools/list`` result
+of the same session that lists the tool by name (any page). Each distinct result body
+is parsed once (:func:`_definitions`); the rules then work on the few rows that name a
+tool defined there.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections import Counter
+from decimal import Decimal, InvalidOperation
+
+import jsonschema_rs
+import polars as pl
+
+from mcptrace import _json
+from mcptrace.linter.context import ENVELOPE, LintContext
+from mcptrace.linter.rule import MODERN, findings, rule, since
+from mcptrace.linter.rules.transport import _client_http
+from mcptrace.linter.schemas import json_path
+
+_LIST_CHANGED = "notifications/tools/list_changed"
+#: RFC 9110 section 5.6.2: token = 1*tchar
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: the property types an `x-mcp-header` may annotate
+_HEADER_TYPES = frozenset({"integer", "string", "boolean"})
+#: keywords whose value maps names to subschemas
+_SCHEMA_MAPS = ("patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+#: keywords whose value is a subschema or an array of subschemas
+_SCHEMA_KEYWORDS = (
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "contains",
+    "unevaluatedItems",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+)
+#: a Base64-encoded header value (streamable-http.mdx#value-encoding)
+_BASE64 = re.compile(r"=\?base64\?(.*)\?=", re.S)
+#: longest value or reason a finding spells out
+_SHOWN = 60
+#: problems spelled out in one finding
+_PROBLEMS_SHOWN = 8
+
+
+def _shown(value: object) -> str:
+    """``value`` as JSON text, cut after :data:`_SHOWN` characters."""
+    text = _json.dumps(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def _joined(problems: list[str]) -> str:
+    more = len(problems) - _PROBLEMS_SHOWN
+    return "; ".join(problems[:_PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _quoted(frame: pl.DataFrame, column: str) -> pl.Expr:
+    """Column ``column`` of ``frame`` shown as by :func:`_shown` (each distinct value
+    converted once)."""
+    values = frame[column].unique().drop_nulls()
+    shown = pl.Series([_shown(v) for v in values], dtype=pl.String)
+    return pl.col(column).replace_strict(values, shown, default=None, return_dtype=pl.String)
+
+
+# --- tool definitions --------------------------------------------------------------
+
+
+def _pointer(parts: tuple[str | int, ...]) -> str:
+    """A JSON pointer into `inputSchema` (``/properties/a``; ``/`` for the root)."""
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _annotations(
+    schema: object,
+) -> list[tuple[object, tuple[str | int, ...], tuple[str, ...] | None, object]]:
+    """Every `x-mcp-header` in the (sub)schemas of ``schema``: its value, where it is (a
+    pointer's parts), the property path when only `properties` lead there (else None) and
+    the annotated schema's `type` (None when absent). Values of `enum`, `const`,
+    `default` and other non-schema keywords are data, not schemas, and are not read."""
+    found: list[tuple[object, tuple[str | int, ...], tuple[str, ...] | None, object]] = []
+    stack: list[tuple[object, tuple[str | int, ...], tuple[str, ...] | None]] = [(schema, (), ())]
+    while stack:
+        node, where, chain = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if "x-mcp-header" in node:
+            found.append((node["x-mcp-header"], where, chain, node.get("type")))
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name, sub in props.items():
+                deeper = None if chain is None else (*chain, name)
+                stack.append((sub, (*where, "properties", name), deeper))
+        for key in _SCHEMA_MAPS:
+            value = node.get(key)
+            if isinstance(value, dict):
+                stack.extend((sub, (*where, key, k), None) for k, sub in value.items())
+        for key in _SCHEMA_KEYWORDS:
+            value = node.get(key)
+            if isinstance(value, list):
+                stack.extend((sub, (*where, key, i), None) for i, sub in enumerate(value))
+            elif isinstance(value, dict):
+                stack.append((value, (*where, key), None))
+    found.sort(key=lambda a: [str(p) for p in a[1]])  # document order is lost; be stable
+    return found
+
+
+def _type_allowed(declared: object) -> bool:
+    """The annotated property's `type` is integer, string or boolean (a list of these,
+    null allowed beside them); an absent `type` is not judged."""
+    if declared is None:
+        return True
+    if isinstance(declared, str):
+        return declared in _HEADER_TYPES
+    if isinstance(declared, list) and all(isinstance(k, str) for k in declared):
+        kinds = set(declared)
+        return kinds <= _HEADER_TYPES | {"null"} and bool(kinds - {"null"})
+    return False
+
+
+def _header_check(input_schema: object) -> tuple[str | None, str | None]:
+    """What is wrong with the `x-mcp-header` annotations of one `inputSchema` (None when
+    nothing is), and the headers to mirror as JSON text ``[[[property path], name], ...]``
+    (None when there are none or any annotation is invalid)."""
+    annotations = _annotations(input_schema)
+    if not annotations:
+        return None, None
+    problems = []
+    for value, where, chain, declared in annotations:
+        at = _pointer(where)
+        if not isinstance(value, str):
+            problems.append(f"{_shown(value)} at {at} is not a string")
+            continue
+        if not value:
+            problems.append(f"the value at {at} is empty")
+        elif _CONTROL.search(value):
+            problems.append(f"{_shown(value)} at {at} has control characters")
+        elif not _TOKEN.fullmatch(value):
+            problems.append(f"{_shown(value)} at {at} is not an HTTP token")
+        if chain is None:
+            problems.append(f"{_shown(value)} at {at} is not reached through properties alone")
+        elif not chain:
+            problems.append(f"{_shown(value)} is on the schema root, not on a property")
+            continue
+        if not _type_allowed(declared):
+            problems.append(f"{_shown(value)} at {at} is on a property of type {_shown(declared)}")
+    names = [v for v, *_ in annotations if isinstance(v, str) and v]
+    counts = Counter(v.lower() for v in names)
+    for lowered, count in counts.items():
+        if count > 1:
+            same = [_shown(v) for v in dict.fromkeys(v for v in names if v.lower() == lowered)]
+            problems.append(
+                f"{same[0]} is used {count} times"
+                if len(same) == 1
+                else f"{' and '.join(same)} are one header name (case is ignored)"
+            )
+    if problems:
+        return _joined(problems), None
+    mirrored = [[list(chain or ()), value] for value, _, chain, _ in annotations]
+    return None, _json.dumps(mirrored)
+
+
+def _tools_of(body: str) -> list[tuple[int, str, str | None, str | None, str | None]]:
+    """The tools of one `tools/list` result message: position, name, `outputSchema` as JSON
+    text, `x-mcp-header` problems, headers to mirror (see :func:`_header_check`)."""
+    try:
+        doc = _json.loads(body)
+    except _json.JSONDecodeError:
+        return []
+    result = doc.get("result") if isinstance(doc, dict) else None
+    tools = result.get("tools") if isinstance(result, dict) else None
+    if not isinstance(tools, list):
+        return []
+    out = []
+    for position, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        schema = tool.get("outputSchema")
+        output = _json.dumps(schema) if isinstance(schema, dict | bool) else None
+        problem, mirrored = _header_check(tool.get("inputSchema"))
+        out.append((position, tool["name"], output, problem, mirrored))
+    return out
+
+
+_DEFINITION_SCHEMA = {
+    "list": pl.Int64,
+    "position": pl.Int64,
+    "tool": pl.String,
+    "output_schema": pl.String,
+    "header_problem": pl.String,
+    "mirrored": pl.String,
+}
+
+
+def _lists(ctx: LintContext) -> pl.DataFrame:
+    """Successful `tools/list` results: ordinal, session, request_ordinal, message and
+    list: the ordinal of the first result with the same body, which joins stand on
+    (hashing an integer, not the text)."""
+    return ctx.memo("tools.lists", _build_lists)
+
+
+def _build_lists(ctx: LintContext) -> pl.DataFrame:
+    rows = (
+        ctx.part(
+            "responses",
+            "ordinal",
+            "session",
+            "kind",
+            "request_method",
+            "request_ordinal",
+            "parse_error",
+            "message",
+        )
+        .filter(pl.col("request_method") == "tools/list")
+        .filter(pl.col("kind") == "response", pl.col("parse_error").is_null())
+        .select("ordinal", "session", "request_ordinal", "message")
+    )
+    # a server sends the same list again and again, under a new id: the text from the
+    # `"result":` member on is the same (cheaper to cut than the envelope to replace).
+    # An id, a string without raw quotes, cannot hold that key; a text where `result`
+    # comes first merely keeps its id and dedupes less
+    start = pl.col("message").str.find('"result":', literal=True).fill_null(0)
+    body = pl.col("message").str.slice(start)
+    return rows.with_columns(list=pl.col("ordinal").first().over(body))
+
+
+def _tools(ctx: LintContext) -> pl.DataFrame:
+    """Per distinct `tools/list` body (column ``list``), one row per tool (see
+    :data:`_DEFINITION_SCHEMA`)."""
+    return ctx.memo("tools.tools", _build_tools)
+
+
+def _build_tools(ctx: LintContext) -> pl.DataFrame:
+    bodies = _lists(ctx).select("list", "message").unique("list")
+    rows = [(key, *tool) for key, body in bodies.iter_rows() for tool in _tools_of(body)]
+    return pl.DataFrame(rows, schema=_DEFINITION_SCHEMA, orient="row")
+
+
+def _definitions(ctx: LintContext) -> pl.DataFrame:
+    """Every tool of every successful `tools/list` result: session, ordinal (of the
+    result), tool, output_schema, header_problem, mirrored; by ordinal."""
+    return ctx.memo(
+        "tools.definitions",
+        lambda ctx: (
+            _lists(ctx)
+            .join(_tools(ctx), on="list")
+            .select("session", "ordinal", "tool", "output_schema", "header_problem", "mirrored")
+            .sort("ordinal")
+        ),
+    )
+
+
+def _defined_at(rows: pl.DataFrame, defs: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    """``rows`` (with session, ordinal, tool) plus ``columns`` of the tool's definition in
+    the latest earlier `tools/list` result of its session (nulls when there is none)."""
+    right = defs.select("session", "tool", pl.col("ordinal").alias("_defined"), *columns)
+    return rows.sort("ordinal").join_asof(
+        right,
+        left_on="ordinal",
+        right_on="_defined",
+        by=["session", "tool"],
+        strategy="backward",
+        check_sortedness=False,
+    )
+
+
+# --- TL001 -------------------------------------------------------------------------
+
+
+def _validator(
+    schema: str, cache: dict[str, jsonschema_rs.Validator | None]
+) -> jsonschema_rs.Validator | None:
+    """The compiled ``schema`` (None when it does not compile), compiled once."""
+    if schema not in cache:
+        try:
+            # offline: a capture is linted without the network; a remote $ref then fails
+            cache[schema] = jsonschema_rs.validator_for(_json.loads(schema), offline=True)
+        except Exception:  # any schema the validator refuses is skipped
+            cache[schema] = None
+    return cache[schema]
+
+
+_MISSING = object()
+_NOT_JUDGED = object()
+
+
+def _structured(body: str) -> object:
+    """`result.structuredContent` of a `tools/call` result body: :data:`_MISSING` when
+    absent, :data:`_NOT_JUDGED` when the result is no tool result (a 2025-11-25 task
+    handle) or cannot be read."""
+    try:
+        doc = _json.loads(body)
+    except _json.JSONDecodeError:
+        return _NOT_JUDGED
+    result = doc.get("result") if isinstance(doc, dict) else None
+    if not isinstance(result, dict) or ("task" in result and "content" not in result):
+        return _NOT_JUDGED
+    return result.get("structuredContent", _MISSING)
+
+
+def _conformance(pairs: pl.DataFrame) -> list[str | None]:
+    """For each (output_schema, _body) row: why the body's structuredContent does not
+    conform to the schema, None when it does or cannot be judged."""
+    validators: dict[str, jsonschema_rs.Validator | None] = {}
+    verdicts: dict[tuple[str, str], str | None] = {}
+    out: list[str | None] = []
+    for schema, body in pairs.iter_rows():
+        value = _structured(body)
+        if value is _NOT_JUDGED:
+            out.append(None)
+            continue
+        if value is _MISSING:
+            out.append("has no structuredContent, but the tool declares an outputSchema")
+            continue
+        validator = _validator(schema, validators)
+        if validator is None:
+            out.append(None)
+            continue
+        key = (schema, _json.dumps(value))
+        if key not in verdicts:
+            try:
+                error = next(iter(validator.iter_errors(value)), None)
+            except Exception:  # a value the validator cannot take is not judged
+                error = None
+            verdicts[key] = (
+                None
+                if error is None
+                else f"has structuredContent that fails its outputSchema at "
+                f"{json_path(error.instance_path)}: {_one_line(error.message)}"
+            )
+        out.append(verdicts[key])
+    return out
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 2 * _SHOWN else flat[: 2 * _SHOWN - 1] + "…"
+
+
+@rule(
+    code="TL001",
+    name="structured-content-mismatch",
+    severity="error",
+    revisions=since("2025-06-18"),
+    scope="pairing",
+)
+def structured_content_mismatch(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a successful `tools/call` result without `structuredContent`, or with one that
+    does not validate against the tool's `outputSchema`.
+
+    The tool's definition is the one in the latest earlier `tools/list` result of the
+    same session that lists it; a tool no earlier result lists, or one listed without
+    an `outputSchema`, is not judged. Tool execution errors (`isError: true`),
+    `input_required` results and 2025-11-25 task handles (`CreateTaskResult`) are not
+    tool output and are not judged either. The finding gives the first validation
+    error and the path of the offending value. An `outputSchema` the validator cannot
+    compile, or one with a `$ref` to another document (nothing is fetched), is skipped.
+
+    ## Why is this bad?
+    The `outputSchema` is a promise: clients hand `structuredContent` to code and models
+    typed after it, and are told to validate it. A result that breaks the schema is
+    rejected or, worse, read with the wrong types; a missing `structuredContent` leaves
+    the client with only the text to parse.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "weather",
+     "inputSchema": {"type": "object"}, "outputSchema": {"type": "object",
+     "properties": {"temperature": {"type": "number"}}, "required": ["temperature"]}}]}}
+    {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hot"}],
+     "structuredContent": {"temperature": "hot"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text",
+     "text": "{\\"temperature\\": 31.5}"}], "structuredContent": {"temperature": 31.5}}}
+    ```
+
+    ## Reference
+    "Servers MUST provide structured results that conform to this schema." —
+    docs/specification/2026-07-28/server/tools.mdx#output-schema (the same words in
+    2025-06-18 and 2025-11-25; 2025-03-26 and earlier have no `outputSchema`).
+    """
+    defs = _definitions(ctx)
+    sessions = defs.filter(pl.col("output_schema").is_not_null())["session"].unique()
+    if sessions.is_empty():
+        return findings(defs.clear(), "")
+    columns = ("ordinal", "session", "kind", "request_method", "request_ordinal", "tool_error")
+    rows = (
+        ctx.part("responses", *columns, "result_type", "parse_error", "message")
+        .filter(pl.col("session").is_in(sessions.implode()))
+        .filter(
+            pl.col("request_method") == "tools/call",
+            pl.col("kind") == "response",
+            pl.col("parse_error").is_null(),
+            ~pl.col("tool_error").fill_null(False),
+            pl.col("result_type").fill_null("") != "input_required",
+        )
+    )
+    rows = ctx.lookup(rows, "request_ordinal", tool="target").filter(pl.col("tool").is_not_null())
+    rows = _defined_at(rows, defs, "output_schema").filter(pl.col("output_schema").is_not_null())
+    if rows.is_empty():
+        return findings(rows, "")
+    rows = rows.with_columns(_body=pl.col("message").str.replace(ENVELOPE, "{"))
+    pairs = rows.select("output_schema", "_body").unique()
+    pairs = pairs.with_columns(pl.Series("_problem", _conformance(pairs), dtype=pl.String)).filter(
+        pl.col("_problem").is_not_null()
+    )
+    bad = rows.join(pairs, on=["output_schema", "_body"], maintain_order="left")
+    return findings(bad, pl.format("result of tool {} {}", _quoted(bad, "tool"), "_problem"))
+
+
+# --- TL002 -------------------------------------------------------------------------
+
+
+@rule(
+    code="TL002",
+    name="tools-order-changed",
+    severity="warning",
+    revisions=MODERN,
+    scope="session",
+)
+def tools_order_changed(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `tools/list` result that lists the same tool names as the session's previous
+    one, in another order, with no `notifications/tools/list_changed` between the two.
+
+    Only whole lists and first pages are compared (results to a request without a
+    `cursor`): a later page starts wherever the server's cursor says. Each result is
+    compared with the previous one of its session; the later one is flagged. Lists
+    with different names, or the same names after a `list_changed` notification, are
+    not judged, nor is a result whose request is not in the capture.
+
+    ## Why is this bad?
+    Clients cache the tool list and put it in the model's context; the same tools in a
+    new order look like a changed list, spoil the client's cache and the model
+    provider's prompt cache, and can change which tool a model picks.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": [
+      {"name": "a", "inputSchema": {"type": "object"}},
+      {"name": "b", "inputSchema": {"type": "object"}}], "ttlMs": 0, "cacheScope": "public"}}
+    {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "tools": [
+      {"name": "b", "inputSchema": {"type": "object"}},
+      {"name": "a", "inputSchema": {"type": "object"}}], "ttlMs": 0, "cacheScope": "public"}}
+    ```
+
+    Use instead: return the tools in a fixed order, e.g. sorted by name, every time.
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "tools": [
+      {"name": "a", "inputSchema": {"type": "object"}},
+      {"name": "b", "inputSchema": {"type": "object"}}], "ttlMs": 0, "cacheScope": "public"}}
+    ```
+
+    ## Reference
+    "Servers SHOULD return tools in a deterministic order (i.e., the same ordering across
+    requests when the underlying set of tools has not changed)." —
+    docs/specification/2026-07-28/server/tools.mdx#capabilities (new in 2026-07-28).
+    """
+    lists = _lists(ctx)
+    names = _tools(ctx).sort("position").group_by("list").agg(_names=pl.col("tool"))
+    # only lists whose names some other distinct list has in another order can matter
+    mixed = names.filter(pl.col("_names").n_unique().over(pl.col("_names").list.sort()) > 1)
+    if mixed.is_empty():
+        return findings(lists.clear(), "")
+    sessions = lists.filter(pl.col("list").is_in(mixed["list"].implode()))["session"].unique()
+    lists = ctx.lookup(
+        lists.filter(pl.col("session").is_in(sessions.implode())),
+        "request_ordinal",
+        _request="message",
+    )
+    cursor = pl.when(pl.col("_request").str.contains('"cursor"', literal=True)).then(
+        pl.col("_request").str.json_path_match("$.params.cursor")
+    )
+    first = lists.filter(pl.col("_request").is_not_null(), cursor.is_null())
+    first = (
+        first.join(names, on="list", how="left")
+        .with_columns(pl.col("_names").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+        .sort("ordinal")
+        .with_columns(
+            _before=pl.col("_names").shift(1).over("session"),
+            _before_ordinal=pl.col("ordinal").shift(1).over("session"),
+        )
+    )
+    moved = first.filter(
+        pl.col("_before").is_not_null(),
+        pl.col("_names") != pl.col("_before"),
+        pl.col("_names").list.sort() == pl.col("_before").list.sort(),
+    )
+    if moved.is_empty():
+        return findings(moved, "")
+    changed = (
+        ctx.part("notifications", "ordinal", "session", "method")
+        .filter(pl.col("session").is_in(moved["session"].unique().implode()))
+        .filter(pl.col("method") == _LIST_CHANGED)
+        .select("session", _changed="ordinal")
+        .sort("_changed")
+    )
+    moved = moved.join_asof(
+        changed,
+        left_on="ordinal",
+        right_on="_changed",
+        by="session",
+        strategy="backward",
+        check_sortedness=False,
+    ).filter(pl.col("_changed").is_null() | (pl.col("_changed") < pl.col("_before_ordinal")))
+    moved = ctx.lookup(moved, "_before_ordinal", _before_line="line")
+    return findings(
+        moved,
+        pl.format(
+            "tools/list lists the same {} tools as the result on line {} in another order "
+            "({}; was {}) with no {} in between",
+            pl.col("_names").list.len(),
+            "_before_line",
+            _names_shown("_names"),
+            _names_shown("_before"),
+            pl.lit(_LIST_CHANGED),
+        ),
+    )
+
+
+def _names_shown(column: str) -> pl.Expr:
+    """A list of tool names as ``a, b, c``, cut after :data:`_SHOWN` characters."""
+    text = pl.col(column).list.join(", ")
+    return (
+        pl.when(text.str.len_chars() > _SHOWN)
+        .then(text.str.slice(0, _SHOWN - 1) + "…")
+        .otherwise(text)
+    )
+
+
+# --- TL003 -------------------------------------------------------------------------
+
+
+@rule(
+    code="TL003",
+    name="x-mcp-header-invalid",
+    severity="error",
+    revisions=MODERN,
+    scope="message",
+)
+def x_mcp_header_invalid(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `tools/list` result with a tool whose `inputSchema` has an `x-mcp-header`
+    annotation that breaks the rules for these values.
+
+    The value must be a non-empty string, an HTTP token (RFC 9110 `1*tchar`, so no
+    control characters such as CR or LF), and no other `x-mcp-header` of the same
+    `inputSchema` may have the same value ignoring case. It must sit on a property
+    reached from the schema root through `properties` alone (not through `items`,
+    `anyOf`, `allOf`, `oneOf`, `not`, `if`/`then`/`else`, `$defs` or any other
+    keyword), and that property's `type` must be `integer`, `string` or `boolean` (a
+    list of these, `null` allowed beside them). A property with no `type` is not
+    judged, and the range of integer values is a matter for the calls. One finding per
+    result names every offending tool and what is wrong.
+
+    ## Why is this bad?
+    An HTTP client must drop a tool whose annotations break these rules from the list it
+    shows, so the tool silently disappears for every client on Streamable HTTP. Values
+    that are not header names, or two properties mapped to one header, would let a
+    proxy route or authorise on a header that does not say what the body says.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": [
+      {"name": "query", "inputSchema": {"type": "object", "properties": {
+       "a": {"type": "number", "x-mcp-header": "Zone"},
+       "b": {"type": "string", "x-mcp-header": "zone"}}}}],
+     "ttlMs": 0, "cacheScope": "public"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": [
+      {"name": "query", "inputSchema": {"type": "object", "properties": {
+       "a": {"type": "integer", "x-mcp-header": "Shard"},
+       "b": {"type": "string", "x-mcp-header": "Zone"}}}}],
+     "ttlMs": 0, "cacheScope": "public"}}
+    ```
+
+    ## Reference
+    "Clients using the Streamable HTTP transport MUST reject tool definitions where any
+    `x-mcp-header` value violates these constraints." after the constraints ("MUST NOT
+    be empty", "MUST match HTTP field-name token syntax", "MUST NOT contain control
+    characters", "MUST be case-insensitively unique among all `x-mcp-header` values in
+    the `inputSchema`", "MUST only be applied to parameters with primitive types
+    (integer, string, boolean)", "MUST only be applied to properties that are
+    _statically reachable_ from the schema root") —
+    docs/specification/2026-07-28/server/tools.mdx#x-mcp-header; reachability: "reachable
+    via a chain consisting solely of `properties` keys" —
+    docs/specification/2026-07-28/basic/transports/streamable-http.mdx#schema-extension
+    (both new in 2026-07-28).
+    """
+    tools = _tools(ctx).filter(pl.col("header_problem").is_not_null())
+    if tools.is_empty():
+        return findings(_lists(ctx).clear(), "")
+    by_body: dict[int, list[str]] = {}
+    for body, tool, problem in (
+        tools.sort("position").select("list", "tool", "header_problem").iter_rows()
+    ):
+        by_body.setdefault(body, []).append(f"tool {_shown(tool)}: {problem}")
+    verdicts = pl.DataFrame(
+        {"list": list(by_body), "_problem": [_joined(p) for p in by_body.values()]},
+        schema={"list": pl.Int64, "_problem": pl.String},
+    )
+    bad = _lists(ctx).join(verdicts, on="list", maintain_order="left")
+    return findings(
+        bad, pl.format("tools/list result has invalid x-mcp-header annotations: {}", "_problem")
+    )
+
+
+# --- TL004 -------------------------------------------------------------------------
+
+
+def _needs_base64(value: str) -> bool:
+    """A string value that cannot travel as a plain header value (streamable-http.mdx
+    #value-encoding): other than visible ASCII, space and tab, leading or trailing
+    whitespace, or the Base64 sentinel form itself."""
+    return (
+        any(not (" " <= c <= "~" or c == "\t") for c in value)
+        or value != value.strip(" \t")
+        or _BASE64.fullmatch(value) is not None
+    )
+
+
+def _same_number(text: str, value: float) -> bool:
+    try:
+        return Decimal(text.strip()) == Decimal(repr(value))
+    except InvalidOperation:
+        return False
+
+
+def _mismatch(value: object, sent: object) -> str | None:
+    """Why header value ``sent`` does not carry argument ``value``; None when it does
+    (or when ``value`` is an object or array, which has no header form)."""
+    if isinstance(sent, list) and len(sent) == 1:
+        sent = sent[0]
+    if not isinstance(sent, str):
+        return "is not a single string, for"
+    encoded = _BASE64.fullmatch(sent)
+    if encoded:
+        try:
+            text = base64.b64decode(encoded.group(1), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return "is not valid Base64 of UTF-8 text, for"
+    else:
+        text = sent
+        if isinstance(value, str) and _needs_base64(value) and text == value:
+            return "is not Base64-encoded, as it must be for"
+    if isinstance(value, bool):
+        same = text == ("true" if value else "false")
+    elif isinstance(value, int | float):
+        same = _same_number(text, value)
+    elif isinstance(value, str):
+        same = text == value
+    else:
+        return None
+    return None if same else "does not match"
+
+
+def _mirror_problems(mirrored: str, arguments: str | None, headers: str) -> str | None:
+    """What is wrong with the `Mcp-Param-*` headers ``headers`` (JSON text) of a call with
+    ``arguments`` (JSON text) to a tool whose annotations are ``mirrored``."""
+    try:
+        spec = _json.loads(mirrored)
+        args = _json.loads(arguments) if arguments is not None else {}
+        sent = _json.loads(headers)
+    except _json.JSONDecodeError:
+        return None
+    if not isinstance(sent, dict):
+        return None
+    by_name: dict[str, object] = {}
+    for key, text in sent.items():
+        by_name.setdefault(key.lower(), text)
+    problems = []
+    for path, name in spec:
+        value: object = args
+        for key in path:
+            value = value.get(key, _MISSING) if isinstance(value, dict) else _MISSING
+        if value is _MISSING or value is None:
+            continue  # the header must then be left out
+        header = f"Mcp-Param-{name}"
+        shown = f"argument {'.'.join(path)} = {_shown(value)}"
+        if header.lower() not in by_name:
+            problems.append(f"no {header} header for {shown}")
+            continue
+        why = _mismatch(value, by_name[header.lower()])
+        if why:
+            problems.append(f"{header} {_shown(by_name[header.lower()])} {why} {shown}")
+    return _joined(problems) if problems else None
+
+
+@rule(
+    code="TL004",
+    name="x-mcp-header-not-mirrored",
+    severity="error",
+    revisions=MODERN,
+    scope="transport",
+)
+def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an HTTP `tools/call` request without the `Mcp-Param-{Name}` header, or with a
+    wrong value in it, for an argument the tool annotates with `x-mcp-header: Name`.
+
+    The tool's definition is the one in the latest earlier `tools/list` result of the
+    session; a tool with invalid annotations (see TL003) is not judged, as the client
+    must not use it. Header names are compared ignoring case. A value of the form
+    `=?base64?…?=` is decoded first; a string that needs that form (non-ASCII text,
+    control characters, leading or trailing whitespace, the sentinel form itself) sent
+    plain is flagged. Integers and other numbers are compared as numbers (`42` and
+    `42.0` match), booleans as `true`/`false`. Arguments that are absent or `null` need
+    no header, objects and arrays only need one to be there, and a request whose
+    headers were not captured is not judged.
+
+    ## Why is this bad?
+    Load balancers, gateways and firewalls route and authorise on these headers without
+    reading the body. A missing or different header sends the request to the wrong
+    place or past the wrong policy, and a conforming server rejects it with `400` and
+    `HeaderMismatch` (`-32020`).
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2026-07-28",
+     "Mcp-Method": "tools/call", "Mcp-Name": "execute_sql"}},
+     "msg": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+      "name": "execute_sql", "arguments": {"region": "us-west1", "query": "SELECT 1"},
+      "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}}
+    ```
+
+    Use instead: add `"Mcp-Param-Region": "us-west1"` to the headers (the tool's
+    `region` property has `"x-mcp-header": "Region"`).
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2026-07-28",
+     "Mcp-Method": "tools/call", "Mcp-Name": "execute_sql", "Mcp-Param-Region": "us-west1"}},
+     "msg": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+      "name": "execute_sql", "arguments": {"region": "us-west1", "query": "SELECT 1"},
+      "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}}
+    ```
+
+    ## Reference
+    "When a server's tool definition includes `x-mcp-header` annotations, conforming
+    clients MUST mirror the designated parameter values into HTTP headers." —
+    docs/specification/2026-07-28/basic/transports/streamable-http.mdx#custom-headers-from-tool-parameters;
+    "Clients MUST encode parameter values before including them in HTTP headers" and
+    "clients MUST use Base64 encoding of the UTF-8 representation" — same page,
+    #value-encoding (new in 2026-07-28).
+    """
+    defs = _definitions(ctx)
+    sessions = defs.filter(pl.col("mirrored").is_not_null())["session"].unique()
+    if sessions.is_empty():
+        return findings(defs.clear(), "")
+    rows = (
+        _client_http(ctx)
+        .filter(pl.col("session").is_in(sessions.implode()))
+        .filter(
+            pl.col("method") == "tools/call",
+            pl.col("http_headers").is_not_null(),
+            pl.col("parse_error").is_null(),
+            pl.col("target").is_not_null(),
+        )
+        .select("ordinal", "session", "http_headers", "message", tool="target")
+    )
+    rows = _defined_at(rows, defs, "mirrored").filter(pl.col("mirrored").is_not_null())
+    if rows.is_empty():
+        return findings(rows, "")
+    rows = rows.with_columns(_arguments=pl.col("message").str.json_path_match("$.params.arguments"))
+    keys = ["mirrored", "_arguments", "http_headers"]
+    distinct = rows.select(keys).unique()
+    distinct = distinct.with_columns(
+        pl.Series(
+            "_problem",
+            [_mirror_problems(*key) for key in distinct.iter_rows()],
+            dtype=pl.String,
+        )
+    ).filter(pl.col("_problem").is_not_null())
+    bad = rows.join(distinct, on=keys, nulls_equal=True, maintain_order="left")
+    return findings(bad, pl.format("HTTP tools/call of {}: {}", _quoted(bad, "tool"), "_problem"))
