@@ -62,8 +62,8 @@ R013 error-code-and-message covered JR009
 R014 error-id-required-unless-unreadable covered PR005
 R015 batch-not-allowed covered JR010
 R016 batch-2024-unmodelled covered JR011 : reported as info rather than warning
-R017 batch-receive-support uncovered - : not implemented (a batch answered by a single
-    -32600/-32700 error is visible)
+R017 batch-receive-support covered JR015 : the error is tied to the batch as the other
+    side's next message, with every request of the batch left unanswered
 R018 batch-no-initialize covered JR012
 R019 batch-homogeneous covered JR013,JR014 : empty array is reported by JR014
 R020 initialize-first covered LC001 : dual-era probe before initialize is exempted
@@ -118,8 +118,8 @@ R054 sampling-include-context partial MD006 : 2026 use of the deprecated values 
 R055 sampling-tool-result-only covered CF001
 R056 sampling-tool-use-balanced covered CF002 : a tool use ending the message list is
     accepted (nothing follows it yet)
-R057 elicitation-url-valid uncovered - : not implemented (schema formats are not validated
-    either)
+R057 elicitation-url-valid covered CF005 : a scheme must open the URL; only http(s) URLs are
+    parsed further (host, port)
 R058 roots-file-uri covered CF003
 R059 no-server-initiated-requests covered MD004
 R060 no-client-responses covered MD005
@@ -136,8 +136,8 @@ R067 app-codes-outside-jsonrpc-range covered ER005 : ER006 gives the legacy-revi
 R068 resource-not-found-code covered ER007,ER008 : not-found recognised from code -32002 or
     message wording only
 R069 url-elicitation-required-error-shape covered ER009
-R070 elicitation-complete-known-id uncovered - : not implemented (CP007 only checks the
-    elicitation.url capability, not the id)
+R070 elicitation-complete-known-id covered CF004 : a session with no earlier URL elicitation
+    (a capture started late) is not judged
 R071 listen-only-requested-types covered SB004
 R072 listen-ack-first covered SB003
 R073 listen-ack-subset covered SB007 : later notifications are checked against the request
@@ -186,8 +186,8 @@ R105 ttl-non-negative covered RS010
 R106 cache-scope-consistent-across-pages covered RS015
 R107 input-required-no-cache-hints covered RS012
 R108 completion-max-values covered RS011
-R109 task-augmentation-needs-capability uncovered - : not implemented (task gates are known
-    but only used for schema selection)
+R109 task-augmentation-needs-capability covered TK005 : the per-tool taskSupport setting is
+    not checked
 R110 task-create-result partial SC003 : only with --schema-dir, via CreateTaskResult
     schema; no dedicated rule
 R111 task-status-transitions covered TK002 : statuses leaving a terminal one; "begin in
@@ -232,8 +232,7 @@ R134 http26-version-header-matches-meta covered HT002
 R135 http26-standard-headers covered HT003
 R136 http26-header-body-match partial HT004 : flags the mismatching request but not whether
     the server rejected it with 400/-32020
-R137 http26-base64-header-encoding partial TL004 : Mcp-Param-* values only; a plain Mcp-Name
-    that needed Base64 is not flagged
+R137 http26-base64-header-encoding covered HT015,TL004
 R138 http26-mcp-param-headers covered TL004 : a header sent for an absent or null argument
     is not flagged
 R139 http26-error-status-codes covered HT006 : 400 for missing required _meta (-32602) not
@@ -245,8 +244,8 @@ R142 http26-no-sessions covered HT005 : 405 for GET/DELETE not checked
 R143 modern-server-initialize-error-lists-versions covered LC015 : the server is taken as
     modern-only from the session's revision or the error code (-32601, -32022)
 R144 no-fallback-after-modern-reply covered LC013
-R145 dual-era-probe-first uncovered - : not implemented (first client request of a dual-era
-    session is visible)
+R145 dual-era-probe-first covered LC016 : HTTP sessions are left alone (there the spec lets
+    a client try a modern request first)
 """
 
 

@@ -1,4 +1,4 @@
-"""Rules on sampling message content (tool use and results), roots.
+"""Rules on sampling message content (tool use and results), roots, URL-mode elicitation.
 
 Where these messages travel depends on the revision:
 
@@ -16,6 +16,7 @@ distinct texts left, in Python.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +29,10 @@ from mcptrace.linter.rules.results import _mrtr_retries
 
 _SAMPLING = "sampling/createMessage"
 _ROOTS = "roots/list"
-#: the input requests these rules read: one search finds the texts with either
-_INPUT_METHODS = (_SAMPLING, _ROOTS)
+_ELICIT = "elicitation/create"
+_ELICIT_COMPLETE = "notifications/elicitation/complete"
+#: the input requests these rules read: one search finds the texts with any of them
+_INPUT_METHODS = (_SAMPLING, _ROOTS, _ELICIT)
 _TOOL_REVISIONS = since("2025-11-25")
 
 #: (label, messages) of each sampling conversation found in one text
@@ -466,3 +469,316 @@ def root_not_file_uri(ctx: LintContext) -> pl.DataFrame:
     )
     bad = pl.concat([legacy_bad, _roots_retries(ctx)])
     return findings(bad, pl.col("_said"))
+
+
+#: an RFC 3986 scheme and its colon, at the start of the text
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+#: what no URL may hold: ASCII space and the C0, DEL and C1 control characters
+_NOT_IN_URL = re.compile(r"[\x00-\x20\x7f-\x9f]")
+_PORT = re.compile(r"[0-9]*")
+
+
+def _host_problem(rest: str) -> str | None:
+    """What is wrong with the host and port of an ``http``/``https`` URL whose text after
+    ``scheme:`` is ``rest`` (None: nothing). Leading slashes are skipped, as browsers do
+    (``https:example.com`` and ``https:///example.com`` open https://example.com/)."""
+    authority = re.split(r"[/\\?#]", rest.lstrip("/\\"), maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        host, bracket, after = hostport[1:].partition("]")
+        if not bracket:
+            return "has an IPv6 host without its closing ]"
+        if after and not after.startswith(":"):
+            return "has text after the ] of its IPv6 host"
+        port = after[1:]
+    else:
+        host, _, port = hostport.partition(":")
+    if not host:
+        return "has no host"
+    if not _PORT.fullmatch(port):
+        return f"has a port that is not a number: {_json.dumps(port)}"
+    return None
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` is not a valid absolute URL (None: it may be one). Deliberately
+    lenient: see CF005's documentation."""
+    if not url:
+        return "is empty"
+    bad = _NOT_IN_URL.search(url)
+    if bad:
+        what = "a space" if bad.group() == " " else f"control character U+{ord(bad.group()):04X}"
+        return f"has {what} at position {bad.start()}"
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return "has no scheme (an absolute URL starts with one, such as https:)"
+    if scheme.group().lower() in ("http:", "https:"):
+        return _host_problem(url[scheme.end() :])
+    return None
+
+
+def _url_elicitations(text: str, kind: str) -> list[tuple[str, Any]]:
+    """(label, url) of each URL-mode elicitation request in one text: a request
+    (``kind`` "request") or the ``inputRequests`` of an ``input_required`` result."""
+    value = _load(text)
+    if not isinstance(value, dict):
+        return []
+    if kind == "request":
+        asked = [("", value)]
+    else:
+        result = value.get("result")
+        inputs = result.get("inputRequests") if isinstance(result, dict) else None
+        if not isinstance(inputs, dict):
+            return []
+        asked = [
+            (f"input request {_json.dumps(key)}: ", request)
+            for key, request in inputs.items()
+            if isinstance(request, dict) and request.get("method") == _ELICIT
+        ]
+    found = []
+    for label, request in asked:
+        params = request.get("params")
+        if isinstance(params, dict) and params.get("mode") == "url" and "url" in params:
+            found.append((label, params["url"]))
+    return found
+
+
+@rule(
+    code="CF005",
+    name="elicitation-url-invalid",
+    severity="error",
+    revisions=since("2025-11-25"),
+    scope="message",
+)
+def elicitation_url_invalid(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a URL-mode elicitation request (`"mode": "url"`) whose `url` is not a valid
+    absolute URL.
+
+    The request is read in `elicitation/create` requests and, in 2026-07-28, in the
+    `elicitation/create` entries of an `input_required` result's `inputRequests`.
+
+    The test is deliberately lenient, to flag only URLs that no client can open. A `url`
+    is flagged when it is empty; when it holds a space or a control character (U+0000 to
+    U+001F, U+007F to U+009F), which neither RFC 3986 nor the WHATWG URL standard allows
+    in a URL; when it does not start with a scheme as RFC 3986 defines it (a letter, then
+    letters, digits, `+`, `-` or `.`, then `:`), as in a relative reference (`/connect`),
+    a bare host (`www.example.com`) or prose; and, for `http:` and `https:`, when the
+    host is empty or the port is not a number. Everything else passes: other schemes,
+    non-ASCII characters (IRIs), unusual punctuation and malformed percent escapes. A
+    `url` that is not a string, or missing, is left to the schema checks; `https` and the
+    absence of user data or credentials in the URL are other requirements (one a SHOULD)
+    that this rule does not judge.
+
+    ## Why is this bad?
+    The URL is the whole request: the client shows it to the user for consent and then
+    opens it in a browser. A text that is not an absolute URL cannot be opened (or is
+    resolved against something the server never meant), so the out-of-band interaction
+    (a sign-in, a payment, an API key form) never happens and the operation that needed
+    it stalls.
+
+    ## Example
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 3, "method": "elicitation/create",
+      "params": {
+        "mode": "url", "elicitationId": "550e8400-e29b-41d4-a716-446655440000",
+        "url": "/ui/set_api_key", "message": "Please provide your API key to continue."
+      }
+    }
+    ```
+
+    Use instead: send the absolute URL.
+    ```json
+    {
+      "jsonrpc": "2.0", "id": 3, "method": "elicitation/create",
+      "params": {
+        "mode": "url", "elicitationId": "550e8400-e29b-41d4-a716-446655440000",
+        "url": "https://mcp.example.com/ui/set_api_key",
+        "message": "Please provide your API key to continue."
+      }
+    }
+    ```
+
+    ## Reference
+    "The `url` parameter MUST contain a valid URL." —
+    docs/specification/2026-07-28/client/elicitation.mdx#url-mode-elicitation-requests
+    (2026-07-28; the same sentence in docs/specification/2025-11-25/client/elicitation.mdx).
+    Schema: `ElicitRequestURLParams.url` (`"format": "uri"`).
+    """
+    requests = (
+        ctx.part("requests", "ordinal", "method", "parse_error", "message")
+        .filter(pl.col("method") == _ELICIT, pl.col("parse_error").is_null())
+        .select("ordinal", "message", _kind=pl.lit("request"))
+    )
+    results = _input_required_with(ctx, _ELICIT).with_columns(_kind=pl.lit("result"))
+    # a URL-mode request has `"url"` in its text twice: as the mode and as the member
+    rows = _bodies(
+        pl.concat([requests, results]).filter(pl.col("message").str.contains('"url"', literal=True))
+    )
+    if rows.is_empty():
+        return findings(rows, "")
+    verdicts = []
+    for text, kind in rows.select("_text", "_kind").unique().iter_rows():
+        said = []
+        for label, url in _url_elicitations(text, kind):
+            problem = _url_problem(url) if isinstance(url, str) else None
+            if problem is not None:
+                said.append(f"{label}URL-mode elicitation url {_json.dumps(url)} {problem}")
+        if said:
+            verdicts.append((text, kind, "; ".join(said)))
+    verdict = pl.DataFrame(
+        verdicts,
+        schema={"_text": pl.String, "_kind": pl.String, "_said": pl.String},
+        orient="row",
+    )
+    bad = rows.join(verdict, on=["_text", "_kind"], maintain_order="left")
+    return findings(bad, pl.col("_said"))
+
+
+def _established_ids(ctx: LintContext) -> pl.DataFrame:
+    """session, ordinal and elicitation_id of each ``elicitationId`` a server handed out
+    in 2025-11-25: in a URL-mode ``elicitation/create`` request, or in an elicitation of
+    a -32042 (URL elicitation required) error's ``data.elicitations``."""
+    schema = pl.Schema({"session": pl.UInt32, "ordinal": pl.Int64, "elicitation_id": pl.String})
+    columns = ("session", "ordinal", "direction", "parse_error", "message")
+    sent = (pl.col("direction") != "c2s") & pl.col("parse_error").is_null()
+    requests = (
+        ctx.part("requests", "method", *columns)
+        .filter(pl.col("method") == _ELICIT, sent)
+        .select("session", "ordinal", "message", _kind=pl.lit("request"))
+    )
+    errors = (
+        ctx.part("responses", "kind", "error_code", *columns)
+        .filter(pl.col("kind") == "error", pl.col("error_code") == -32042, sent)
+        .select("session", "ordinal", "message", _kind=pl.lit("error"))
+    )
+    rows = _bodies(
+        pl.concat([requests, errors]).filter(
+            pl.col("message").str.contains('"elicitationId"', literal=True)
+        )
+    )
+    pairs = []
+    for text, kind in rows.select("_text", "_kind").unique().iter_rows():
+        value = _load(text)
+        if not isinstance(value, dict):
+            continue
+        if kind == "request":
+            params = value.get("params")
+            given = [params] if isinstance(params, dict) and params.get("mode") == "url" else []
+        else:
+            error = value.get("error")
+            data = error.get("data") if isinstance(error, dict) else None
+            listed = data.get("elicitations") if isinstance(data, dict) else None
+            given = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+        for elicitation in given:
+            eid = elicitation.get("elicitationId")
+            if isinstance(eid, str):
+                pairs.append((text, kind, eid))
+    known = pl.DataFrame(
+        pairs,
+        schema={"_text": pl.String, "_kind": pl.String, "elicitation_id": pl.String},
+        orient="row",
+    )
+    joined = rows.join(known, on=["_text", "_kind"])
+    return joined.select("session", "ordinal", "elicitation_id").cast(schema)
+
+
+@rule(
+    code="CF004",
+    name="elicitation-complete-unknown-id",
+    severity="error",
+    revisions=("2025-11-25",),
+    scope="session",
+)
+def elicitation_complete_unknown_id(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a server's `notifications/elicitation/complete` whose `elicitationId` no
+    earlier URL-mode elicitation of the same session established.
+
+    An `elicitationId` is established by the server's URL-mode `elicitation/create`
+    request (`params.elicitationId`) and also by an elicitation listed in a -32042 (URL
+    elicitation required) error's `data.elicitations`, since a client may wait for the
+    notification to retry the request that received that error.
+
+    A session is judged only from its first such request or error on: a notification
+    before it (or in a session without any) is not flagged, since a capture started
+    late may have missed the request. An `elicitationId` that is not a string is left to
+    the schema checks, and a second notification for an ID already completed is not
+    flagged. The notification exists in 2025-11-25 only: 2026-07-28 removed it.
+
+    ## Why is this bad?
+    The notification lets the client resume what waited on the out-of-band interaction
+    (retry the request, update its interface). The client must ignore an ID it does not
+    know, so a notification with a wrong or invented ID is lost: the client keeps
+    waiting, or the user has to retry by hand.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {"mode": "url",
+     "elicitationId": "550e8400-e29b-41d4-a716-446655440000",
+     "url": "https://mcp.example.com/ui/set_api_key", "message": "Provide your API key."}}
+    {"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+     "params": {"elicitationId": "set_api_key"}}
+    ```
+
+    Use instead: complete the elicitation under the ID its request gave.
+    ```json
+    {"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+     "params": {"elicitationId": "550e8400-e29b-41d4-a716-446655440000"}}
+    ```
+
+    ## Reference
+    "Servers sending notifications: [...] MUST include the `elicitationId` established in
+    the original `elicitation/create` request." —
+    docs/specification/2025-11-25/client/elicitation.mdx#completion-notifications-for-url-mode-elicitation
+    (2025-11-25 only; docs/specification/2026-07-28/changelog.mdx, item 11: "Remove the
+    `notifications/elicitation/complete` notification and the `elicitationId` field of
+    URL mode elicitation requests, both introduced in `2025-11-25`.").
+    """
+    notes = ctx.part(
+        "notifications", "session", "ordinal", "method", "direction", "parse_error", "message"
+    ).filter(
+        pl.col("method") == _ELICIT_COMPLETE,
+        pl.col("direction") != "c2s",
+        pl.col("parse_error").is_null(),
+    )
+    if notes.is_empty():
+        return findings(notes, "")
+    known = _established_ids(ctx)
+    # judged from the session's first established ID on
+    first = known.group_by("session").agg(_first=pl.col("ordinal").min())
+    notes = notes.join(first, on="session", maintain_order="left").filter(
+        pl.col("ordinal") > pl.col("_first")
+    )
+    if notes.is_empty():
+        return findings(notes, "")
+    notes = _bodies(notes.select("session", "ordinal", "message"))
+    ids = []
+    for text in notes["_text"].unique():
+        value = _load(text)
+        params = value.get("params") if isinstance(value, dict) else None
+        eid = params.get("elicitationId") if isinstance(params, dict) else None
+        if isinstance(eid, str):
+            ids.append((text, eid, _json.dumps(eid)))
+    noted = notes.join(
+        pl.DataFrame(
+            ids,
+            schema={"_text": pl.String, "elicitation_id": pl.String, "_quoted": pl.String},
+            orient="row",
+        ),
+        on="_text",
+        maintain_order="left",
+    )
+    earliest = known.group_by("session", "elicitation_id").agg(_given=pl.col("ordinal").min())
+    bad = noted.join(
+        earliest, on=["session", "elicitation_id"], how="left", maintain_order="left"
+    ).filter(pl.col("_given").is_null() | (pl.col("_given") > pl.col("ordinal")))
+    return findings(
+        bad,
+        pl.format(
+            "elicitation complete notification for elicitationId {}, which no earlier URL-mode "
+            "elicitation/create request or -32042 error of this session established",
+            "_quoted",
+        ),
+    )

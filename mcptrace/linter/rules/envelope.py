@@ -739,3 +739,137 @@ def invalid_message_line(ctx: LintContext) -> pl.DataFrame:
         .otherwise(pl.format("not a JSON-RPC message: {}", reason))
     )
     return findings(bad, message)
+
+
+#: the errors JSON-RPC 2.0 answers an unusable batch with: invalid request, parse error
+_BATCH_REJECTIONS = (-32600, -32700)
+
+
+@rule(
+    code="JR015",
+    name="batch-rejected-as-whole",
+    severity="error",
+    revisions=("2025-03-26",),
+    scope="pairing",
+)
+def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a single error (-32600 or -32700, null id) that answers a well-formed
+    JSON-RPC batch instead of responses to its requests.
+
+    A batch is well-formed when every element of the array is a readable request or
+    notification (requests with a string or integer id), none is `initialize`, and at
+    least one is a request. The error is tied to the batch by position: it is the first
+    message the other side sends after the batch, its id is null (or missing), and
+    none of the batch's requests is ever answered. Sessions whose two directions have
+    no common order (per-direction files) are skipped.
+
+    ## Why is this bad?
+    2025-03-26 requires every implementation to accept batches. A receiver that rejects
+    the array as a whole leaves each of the batched requests without an answer: the
+    sender cannot match the null-id error to any of them, so they stay pending until
+    they time out.
+
+    ## Example
+    ```json
+    [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+     {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}]
+    {"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+     "message": "Batches not supported"}}
+    ```
+
+    Use instead:
+    ```json
+    [{"jsonrpc": "2.0", "id": 1, "result": {"tools": []}},
+     {"jsonrpc": "2.0", "id": 2, "result": {"prompts": []}}]
+    ```
+    (or the two responses as separate messages).
+
+    ## Reference
+    "MCP implementations **MAY** support sending JSON-RPC batches, but **MUST** support
+    receiving JSON-RPC batches." — docs/specification/2025-03-26/basic/index.mdx#batching
+    (2025-03-26, the only revision with batches).
+    """
+    empty = pl.DataFrame(schema={"ordinal": pl.Int64})
+    if not ctx.messages["batched"].any():
+        return findings(empty, "")
+    elements = ctx.messages.select(
+        "session",
+        "source",
+        "line",
+        "ordinal",
+        "direction",
+        "kind",
+        "method",
+        "id_type",
+        "parse_error",
+        "batched",
+    ).filter(pl.col("batched"))
+    fine = (
+        pl.col("parse_error").is_null()
+        & pl.col("kind").is_in(["request", "notification"])
+        & pl.col("method").ne_missing("initialize")
+        & ((pl.col("kind") != "request") | pl.col("id_type").is_in(["integer", "string"]))
+    )
+    batches = (
+        elements.group_by("source", "line")
+        .agg(
+            pl.col("session").first(),
+            pl.col("direction").first().cast(pl.String),
+            pl.col("ordinal").max().alias("last"),
+            pl.col("ordinal").filter(pl.col("kind") == "request").alias("requests"),
+            fine.all().alias("fine"),
+        )
+        .filter(
+            pl.col("fine")
+            & (pl.col("requests").list.len() > 0)
+            & pl.col("direction").is_in(["c2s", "s2c"])
+        )
+    )
+    if not ctx.unordered_sessions.is_empty():
+        batches = batches.filter(~pl.col("session").is_in(ctx.unordered_sessions.implode()))
+    if batches.is_empty():
+        return findings(empty, "")
+    # the first message of the other side after each batch
+    other = pl.when(pl.col("direction") == "c2s").then(pl.lit("s2c")).otherwise(pl.lit("c2s"))
+    batches = batches.with_columns(_other=other).sort("last")
+    replies = (
+        ctx.part("protocol", "session", "ordinal", "direction")
+        .filter(pl.col("session").is_in(batches["session"].unique().implode()))
+        .with_columns(_other=pl.col("direction").cast(pl.String))
+        .sort("ordinal")
+    )
+    tied = batches.join_asof(
+        replies.select("session", "_other", pl.col("ordinal").alias("_next"), "ordinal"),
+        left_on="last",
+        right_on="_next",
+        by=["session", "_other"],
+        strategy="forward",
+        check_sortedness=False,  # both sorted by ordinal above; `by` stops the check
+    ).filter(pl.col("ordinal").is_not_null())
+    tied = ctx.lookup(tied, "ordinal", _kind="kind", _id_type="id_type", _code="error_code").filter(
+        (pl.col("_kind") == "error")
+        # `"id": null` has id_type "null"; a missing id has none
+        & (pl.col("_id_type").is_null() | (pl.col("_id_type") == "null"))
+        & pl.col("_code").is_in(_BATCH_REJECTIONS)
+    )
+    if tied.is_empty():
+        return findings(empty, "")
+    # ... and the batch's requests were never answered
+    asked = tied.select("ordinal", pl.col("requests").alias("request")).explode("request")
+    answered = (
+        ctx.call_lookup(asked, "request", _response="response_ordinal")
+        .group_by("ordinal")
+        .agg(pl.col("_response").is_not_null().any().alias("_answered"))
+    )
+    bad = tied.join(answered, on="ordinal").filter(~pl.col("_answered"))
+    return findings(
+        bad,
+        pl.format(
+            "error {} with a null id rejects the JSON-RPC batch at line {} as a whole; "
+            "none of its {} request(s) was answered",
+            "_code",
+            "line",
+            pl.col("requests").list.len(),
+        ),
+    )

@@ -1176,3 +1176,127 @@ def initialize_error_without_versions(ctx: LintContext) -> pl.DataFrame:
             text,
         ),
     )
+
+
+@rule(
+    code="LC016",
+    name="dual-era-client-not-probing",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def dual_era_client_not_probing(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags the first request of a dual-era client that is not a `server/discover` probe.
+
+    A client shows it speaks both eras when, in one session, it sends `initialize` and
+    also requests carrying the 2026 `_meta` protocol version (or `server/discover`).
+    Such a client should open the session with `server/discover`; its first request is
+    flagged when it is anything else (a modern `tools/call`, `initialize`, `ping`).
+
+    Left alone: a client whose first request is modern and which probes with
+    `server/discover` before its first `initialize`, or whose first request is
+    `initialize` and whose first modern request is `server/discover`: versioning.mdx
+    lets a client cache the server's era across restarts (MAY) and re-probe when the
+    cached assumption fails. Streamable HTTP sessions are left alone too: there a
+    dual-era client MAY try any modern request first. Only the client's own messages
+    are compared, so captures split by direction are judged as well.
+
+    A session with `initialize` is usually judged by the revision it negotiates (a
+    legacy one) and one without by its `_meta` version, so the rule applies to every
+    revision: the evidence is the traffic itself, not the judged revision.
+
+    ## Why is this bad?
+    Without the probe the client learns the server's era by trial: a modern request
+    sent first may be processed under legacy semantics by a legacy server that does not
+    check for `initialize` (an era-ambiguous `tools/call` runs with no negotiated
+    version or capabilities), and an `initialize` sent first to a modern server sets up
+    a needlessly stateful legacy session or fails. The probe gives a deterministic
+    answer before anything else happens.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search",
+     "arguments": {}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+     "io.modelcontextprotocol/clientCapabilities": {}}}}
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+     "io.modelcontextprotocol/clientCapabilities": {}}}}
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    ## Reference
+    "A client that supports both modern (per-request-metadata) MCP versions and a
+    legacy version that requires an `initialize` handshake **SHOULD** probe with
+    [`server/discover`][server-discover] before sending any other request, setting its
+    preferred modern version in `_meta`." —
+    docs/specification/2026-07-28/basic/transports/stdio.mdx#backward-compatibility
+    (2026-07-28). The cache: "Clients **SHOULD** cache the result for the lifetime of
+    the server process (stdio) or origin (HTTP), and **MAY** persist it across restarts
+    of the same server configuration, re-probing if the cached assumption later fails."
+    — basic/versioning.mdx#backward-compatibility-with-initialization-based-versions.
+    """
+    inits = initialize_calls(ctx)
+    if inits.is_empty():
+        return findings(inits.rename({"request_ordinal": "ordinal"}), "")
+    modern = (pl.col("protocol_version").is_not_null() & (pl.col("method") != "initialize")) | (
+        pl.col("method") == "server/discover"
+    )
+    client = pl.col("direction") != "s2c"
+    columns = ("session", "ordinal", "direction", "method", "protocol_version")
+    # sessions with an initialize and a modern request of the client: usually none
+    dual = (
+        ctx.part("requests", *columns)
+        .filter(pl.col("session").is_in(inits["session"].unique().implode()) & modern & client)
+        .select(pl.col("session").unique())
+    )
+    if dual.is_empty():
+        return findings(dual.with_columns(ordinal=pl.lit(None, pl.Int64)), "")
+    rows = ctx.part("requests", *columns).filter(
+        pl.col("session").is_in(dual["session"].implode()) & client
+    )
+    # Streamable HTTP lets the client try any modern request first
+    rows = (
+        ctx.lookup(rows, "ordinal", _transport="transport")
+        .filter(pl.col("_transport") != "http")
+        .sort("ordinal")
+    )
+
+    def first(condition: pl.Expr, alias: str) -> pl.Expr:
+        return pl.col("ordinal").filter(condition).min().alias(alias)
+
+    sessions = rows.group_by("session").agg(
+        pl.col("ordinal").first(),
+        pl.col("method").first(),
+        modern.first().alias("first_modern"),
+        first(pl.col("method") == "initialize", "init_ordinal"),
+        first(modern, "modern_ordinal"),
+        first(pl.col("method") == "server/discover", "discover_ordinal"),
+    )
+    discover = pl.col("discover_ordinal")
+    # a cached era that turned out wrong, then the re-probe versioning.mdx allows
+    reprobed = (pl.col("first_modern") & (discover < pl.col("init_ordinal"))) | (
+        (pl.col("method") == "initialize") & (discover == pl.col("modern_ordinal"))
+    )
+    bad = sessions.filter((pl.col("method") != "server/discover") & ~reprobed.fill_null(False))
+    bad = with_line(ctx, bad, "init_ordinal", "init_line")
+    bad = with_line(ctx, bad, "modern_ordinal", "modern_line")
+    return findings(
+        bad,
+        pl.format(
+            "the client's first request is {}, not a server/discover probe, though it speaks "
+            "both eras (initialize at line {}, 2026 `_meta` request at line {})",
+            "method",
+            "init_line",
+            "modern_line",
+        ),
+    )

@@ -23,6 +23,7 @@ import polars as pl
 from mcptrace.linter.context import LintContext, json_paths
 from mcptrace.linter.rule import findings, rule
 from mcptrace.linter.rules.cancellation import _count_before, _matched_cancels, _well_after
+from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
 
 _TASKS_2025 = ("2025-11-25",)
 _STATUS = "notifications/tasks/status"
@@ -562,5 +563,144 @@ def task_result_without_related_task(ctx: LintContext) -> pl.DataFrame:
                 "_request_line",
                 "_asked",
             )
+        ),
+    )
+
+
+def _task_gates(texts: list[str], paths: list[str]) -> pl.DataFrame:
+    """``text`` (a capabilities object, JSON), ``gate`` (a path of ``paths``),
+    ``declared`` and ``tasks`` (whether it declares `tasks` at all), for each text that
+    is a JSON object: one parse per distinct text, as in capabilities.py."""
+    rows: list[tuple[str, str, bool, bool]] = []
+    for text in texts:
+        try:
+            caps: Any = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(caps, dict):
+            tasks = has_capability(caps, "tasks")
+            rows.extend((text, path, has_capability(caps, path), tasks) for path in paths)
+    return pl.DataFrame(
+        rows,
+        schema={"text": pl.String, "gate": pl.String, "declared": pl.Boolean, "tasks": pl.Boolean},
+        orient="row",
+    )
+
+
+@rule(
+    code="TK005",
+    name="task-without-capability",
+    severity="warning",
+    revisions=_TASKS_2025,
+    scope="session",
+)
+def task_without_capability(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a task-augmented request (one with `params.task`) sent to a receiver whose
+    capabilities do not declare task support for that request type.
+
+    The capability is `tasks.requests.tools.call` of the server for `tools/call`, and
+    `tasks.requests.sampling.createMessage` or `tasks.requests.elicitation.create` of
+    the client for `sampling/createMessage` and `elicitation/create`; a value of `false`
+    or `null` on the path does not declare it. Only sessions whose receiver's
+    capabilities are in the capture (its side of the `initialize` exchange) are judged.
+    Not checked: a tool's own `execution.taskSupport`, and task-augmented requests of
+    other methods.
+
+    ## Why is this bad?
+    The set of capabilities in `capabilities.tasks.requests` is exhaustive: a request
+    type not listed there does not support task augmentation. A receiver that did not
+    declare it may ignore `params.task` and answer with a plain result, or reject the
+    request, while the requestor waits for a `CreateTaskResult` and a task to poll.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+     "capabilities": {"tools": {}}, "serverInfo": {"name": "srv", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "export", "arguments": {}, "task": {"ttl": 60000}}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+     "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+     "serverInfo": {"name": "srv", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "export", "arguments": {}, "task": {"ttl": 60000}}}
+    ```
+    (or call the tool without `task`)
+
+    ## Reference
+    "Requestors **SHOULD** only augment requests with a task if the corresponding
+    capability has been declared by the receiver." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#capability-negotiation
+    (2025-11-25); for `tools/call`, tasks.mdx#tool-level-negotiation adds "If a server's
+    capabilities do not include `tasks.requests.tools.call`, then clients **MUST NOT**
+    attempt to use task augmentation on that server's tools".
+    """
+    gates = pl.DataFrame(
+        [(method, side, path) for method, (side, path) in TASK_AUGMENTATION_GATES.items()],
+        schema={"method": pl.String, "side": pl.String, "gate": pl.String},
+        orient="row",
+    )
+    requests = (
+        ctx.part(
+            "requests",
+            "rare",
+            "modern",
+            "parse_error",
+            "method",
+            "session",
+            "direction",
+            "ordinal",
+            "message",
+        )
+        # `"task"` is a rare marker; 2026-07-28 has no core tasks (see _created)
+        .filter(pl.col("rare") & ~pl.col("modern") & pl.col("parse_error").is_null())
+        .filter(pl.col("method").is_in(gates["method"].implode()))
+        .filter(pl.col("message").str.contains('"task"', literal=True))
+        .filter(pl.col("message").str.json_path_match("$.params.task").is_not_null())
+    )
+    if requests.is_empty():
+        return findings(requests, "")
+    # the receiver: the server for requests the client sends, else the client
+    sender = pl.when(pl.col("side") == "server").then(pl.lit("c2s")).otherwise(pl.lit("s2c"))
+    requests = (
+        requests.select(
+            "ordinal", "session", "method", direction=pl.col("direction").cast(pl.String)
+        )
+        .join(gates, on="method", maintain_order="left")
+        .filter((pl.col("direction") == sender) | (pl.col("direction") == "unknown"))
+    )
+    known = (
+        ctx.sessions.filter(pl.col("session").is_in(requests["session"].unique().implode()))
+        .unpivot(
+            ["client_capabilities", "server_capabilities"],
+            index="session",
+            variable_name="side",
+            value_name="text",
+        )
+        .with_columns(pl.col("side").str.strip_suffix("_capabilities"))
+        .filter(pl.col("text").is_not_null())
+    )
+    declared = known.join(
+        _task_gates(known["text"].unique().to_list(), gates["gate"].to_list()), on="text"
+    )
+    bad = requests.join(declared, on=["session", "side", "gate"], maintain_order="left").filter(
+        ~pl.col("declared")
+    )
+    why = (
+        pl.when(pl.col("tasks"))
+        .then(pl.format("its tasks capability has no {}", "gate"))
+        .otherwise(pl.lit("it declared no tasks capability"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} request carries params.task, but the {} did not declare task support for it ({})",
+            "method",
+            "side",
+            why,
         ),
     )

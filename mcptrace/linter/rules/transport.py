@@ -288,7 +288,8 @@ def http_header_body_mismatch(ctx: LintContext) -> pl.DataFrame:
 
     `Mcp-Method` must equal `method`; `Mcp-Name`, after decoding a `=?base64?…?=` value,
     must equal `params.name` (`tools/call`, `prompts/get`) or `params.uri`
-    (`resources/read`).
+    (`resources/read`). A name that itself has the `=?base64?…?=` form, sent verbatim,
+    is left to HT015 (it should have been encoded).
 
     ## Why is this bad?
     A gateway that authorises `Mcp-Name: read_file` while the server runs the body's
@@ -336,6 +337,8 @@ def http_header_body_mismatch(ctx: LintContext) -> pl.DataFrame:
         & pl.col("mcp_name").is_not_null()
         & pl.col("target").is_not_null()
         & (name_bytes != pl.col("target").cast(pl.Binary)).fill_null(True)
+        # the body's own sentinel-shaped name sent verbatim: an encoding fault (HT015)
+        & (pl.col("mcp_name") != pl.col("target"))
     )
     bad = rows.filter(method_differs | name_differs)
     message = (
@@ -1141,5 +1144,123 @@ def http_session_reused_after_404(ctx: LintContext) -> pl.DataFrame:
             " start a new session with initialize",
             _request_label(),
             "sid",
+        ),
+    )
+
+
+# --- HT015 ---------------------------------------------------------------------------
+
+
+def _plain_name_problem(value: str) -> str | None:
+    """Why ``value``, a name sent verbatim as `Mcp-Name`, needed the Base64 form (None
+    when it did not). The verdict is TL004's test for `Mcp-Param-*` values; the rest
+    only words the finding."""
+    # tools imports this module: import its helpers when the check runs
+    from mcptrace.linter.rules.tools import _BASE64 as sentinel
+    from mcptrace.linter.rules.tools import _CONTROL, _needs_base64
+
+    if not _needs_base64(value):
+        return None
+    reasons = [
+        why
+        for why, applies in (
+            ("has the =?base64?…?= sentinel form", sentinel.fullmatch(value) is not None),
+            ("has leading or trailing whitespace", value != value.strip(" \t")),
+            ("contains control characters", _CONTROL.search(value.replace("\t", "")) is not None),
+            ("contains non-ASCII characters", any(c > "\x7f" for c in value)),
+        )
+        if applies
+    ]
+    return " and ".join(reasons) or "is not a plain header value"
+
+
+@rule(
+    code="HT015",
+    name="mcp-name-not-base64",
+    severity="error",
+    revisions=MODERN,
+    scope="transport",
+)
+def mcp_name_not_base64(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a 2026-07-28 HTTP request whose `Mcp-Name` header carries the body's name or
+    URI as is, although that value must be sent Base64-encoded (`=?base64?…?=`).
+
+    A value must be encoded when it is not a plain ASCII header value: it contains
+    non-ASCII characters or control characters, has leading or trailing whitespace, or
+    itself has the sentinel form `=?base64?…?=`. The test is the one TL004 applies to
+    `Mcp-Param-*` headers (which TL004 judges). Only requests whose header equals the
+    body's `params.name` (`tools/call`, `prompts/get`) or `params.uri`
+    (`resources/read`) verbatim are judged: any other difference is HT004's, and a
+    missing header HT003's. Encoding a value that did not need it is allowed.
+
+    ## Why is this bad?
+    HTTP field values are visible ASCII, space and tab. Non-ASCII or control bytes are
+    rejected, mangled or re-encoded by HTTP libraries and proxies, and whitespace at
+    either end is dropped, so gateways route on a name other than the one the server
+    executes, and header injection becomes possible. A plain value of the sentinel form
+    is decoded by the server and then no longer matches the body: the request is
+    rejected with `HeaderMismatch`.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2026-07-28",
+     "Mcp-Method": "prompts/get", "Mcp-Name": "Hello, 世界"}},
+     "msg": {"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": {"name": "Hello, 世界",
+      "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2026-07-28",
+     "Mcp-Method": "prompts/get", "Mcp-Name": "=?base64?SGVsbG8sIOS4lueVjA==?="}},
+     "msg": {"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": {"name": "Hello, 世界",
+      "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}}
+    ```
+
+    ## Reference
+    "If the `Mcp-Name` source value cannot be safely represented as a plain ASCII header
+    value, clients **MUST** encode it using the Base64 sentinel format described in
+    [Value Encoding](#value-encoding)." —
+    docs/specification/2026-07-28/basic/transports/streamable-http.mdx#standard-request-headers;
+    "When a value cannot be safely represented as a plain ASCII header value (e.g., it
+    contains non-ASCII characters, control characters, or has leading/trailing
+    whitespace), clients **MUST** use Base64 encoding of the UTF-8 representation",
+    "The same encoding rule applies to the `Mcp-Name` header value." and "To avoid
+    ambiguity, clients **MUST** also Base64-encode any plain-ASCII value that matches
+    the sentinel pattern (i.e., starts with `=?base64?` and ends with `?=`)." — same
+    page, #value-encoding (new in 2026-07-28).
+    """
+    rows = _client_http(ctx).filter(
+        (pl.col("kind") == "request")
+        & pl.col("method").is_in(_NAMED_METHODS)
+        & pl.col("target").is_not_null()
+        & _has_header("Mcp-Name")
+    )
+    if rows.is_empty():
+        return findings(rows, "")
+    rows = (
+        rows.select("ordinal", "method", "target", _text=_header_literal("Mcp-Name"))
+        .with_columns(_name=pl.col("_text").str.json_decode(pl.String))
+        .filter(pl.col("_name") == pl.col("target"))
+    )
+    # names repeat from call to call: judge each distinct one once
+    names = rows["target"].unique()
+    problems = pl.DataFrame(
+        {
+            "target": names,
+            "_problem": pl.Series([_plain_name_problem(n) for n in names], dtype=pl.String),
+        }
+    ).filter(pl.col("_problem").is_not_null())
+    bad = rows.join(problems, on="target", maintain_order="left")
+    return findings(
+        bad,
+        pl.format(
+            "HTTP {} sends Mcp-Name {} plain, but it {}: it must be sent as =?base64?…?=",
+            "method",
+            "_text",
+            "_problem",
         ),
     )
