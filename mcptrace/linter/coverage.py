@@ -15,13 +15,12 @@ table against the catalogue's index when the shared material is at hand. Regener
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from mcptrace.linter.docs import anchor
+from mcptrace.linter.docs import anchor, publish
 from mcptrace.linter.registry import RULES
 
 Status = Literal["covered", "partial", "uncovered"]
@@ -350,16 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcptrace.linter.coverage", description=__doc__)
     parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE is not up to date")
     args = parser.parse_args(argv)
-    text = coverage_markdown()
-    if args.check:
-        with open(args.check, encoding="utf-8") as fh:
-            current = fh.read()
-        if current != text:
-            print(f"{args.check} is stale: run python -m mcptrace.linter.coverage > {args.check}")
-            return 1
-        return 0
-    sys.stdout.buffer.write(text.encode())
-    return 0
+    return publish(coverage_markdown(), args.check, "mcptrace.linter.coverage")
 
 
 if __name__ == "__main__":  # pragma: no cover - documentation generator

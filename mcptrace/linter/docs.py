@@ -102,12 +102,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcptrace.linter.docs", description=__doc__)
     parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE is not up to date")
     args = parser.parse_args(argv)
-    text = rules_markdown()
-    if args.check:
-        with open(args.check, encoding="utf-8") as fh:
+    return publish(rules_markdown(), args.check, "mcptrace.linter.docs")
+
+
+def publish(text: str, check: str | None, module: str) -> int:
+    """Write a generated page to stdout, or with ``check`` (a file) say whether that file
+    is the page as ``python -m module`` generates it now (0) or stale (1)."""
+    if check:
+        with open(check, encoding="utf-8") as fh:
             current = fh.read()
         if current != text:
-            print(f"{args.check} is stale: run python -m mcptrace.linter.docs > {args.check}")
+            print(f"{check} is stale: run python -m {module} > {check}")
             return 1
         return 0
     # bytes, so the page is UTF-8 whatever the locale of the shell redirecting it

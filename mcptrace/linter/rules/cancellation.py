@@ -130,6 +130,23 @@ def _well_after(first_ts: str, then_ts: str, between: pl.Expr) -> pl.Expr:
     return pl.when(has_times).then(gap > _RACE).otherwise(between > 0)
 
 
+def sent_well_after_response(ctx: LintContext, cancels: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``cancels`` (matched cancels with ``response_ordinal``/``response_ts``,
+    of a known direction) sent clearly after the cancelled request's response: by the
+    clock, or after other messages of the sender (see :func:`_well_after`)."""
+    parts = []
+    for sender in ("c2s", "s2c"):
+        mine = cancels.filter(pl.col("direction") == sender)
+        if mine.is_empty():
+            continue
+        mine = _count_before(ctx, mine, "ordinal", sender)
+        mine = _count_before(ctx, mine, "response_ordinal", sender)
+        # the cancel itself is not counted: only the sender's messages strictly between
+        between = pl.col("_n_ordinal") - pl.col("_n_response_ordinal")
+        parts.append(mine.filter(_well_after("response_ts", "ts", between)))
+    return pl.concat(parts) if parts else cancels.clear()
+
+
 @rule(
     code="CN001",
     name="cancel-for-unknown-request",
@@ -238,17 +255,7 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
     )
     if cancels.is_empty():
         return findings(cancels, "")
-    parts = []
-    for sender in ("c2s", "s2c"):
-        mine = cancels.filter(pl.col("direction") == sender)
-        if mine.is_empty():
-            continue
-        mine = _count_before(ctx, mine, "ordinal", sender)
-        mine = _count_before(ctx, mine, "response_ordinal", sender)
-        # the cancel itself is not counted: only the sender's messages strictly between
-        between = pl.col("_n_ordinal") - pl.col("_n_response_ordinal")
-        parts.append(mine.filter(_well_after("response_ts", "ts", between)))
-    late = pl.concat(parts) if parts else cancels.clear()
+    late = sent_well_after_response(ctx, cancels)
     return findings(
         late,
         pl.format(

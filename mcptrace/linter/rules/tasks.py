@@ -22,7 +22,7 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext, json_paths
 from mcptrace.linter.rule import findings, rule
-from mcptrace.linter.rules.cancellation import _count_before, _matched_cancels, _well_after
+from mcptrace.linter.rules.cancellation import _matched_cancels, sent_well_after_response
 from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
 
 _TASKS_2025 = ("2025-11-25",)
@@ -242,16 +242,7 @@ def task_cancelled_by_notification(ctx: LintContext) -> pl.DataFrame:
     )
     if cancels.is_empty():
         return empty
-    parts = []
-    for sender in ("c2s", "s2c"):
-        mine = cancels.filter(pl.col("direction") == sender)
-        if mine.is_empty():
-            continue
-        mine = _count_before(ctx, mine, "ordinal", sender)
-        mine = _count_before(ctx, mine, "response_ordinal", sender)
-        between = pl.col("_n_ordinal") - pl.col("_n_response_ordinal")
-        parts.append(mine.filter(_well_after("response_ts", "ts", between)))
-    late = pl.concat(parts) if parts else cancels.clear()
+    late = sent_well_after_response(ctx, cancels)
     return findings(
         late.sort("ordinal"),
         pl.format(
