@@ -178,8 +178,8 @@ R101 x-mcp-header-constraints covered TL003 : judged on the server's tools/list;
     client then leaves the tool alone is not
 R102 cursor-opaque covered RS017 : a session with no earlier result of that list (a capture
     started mid-listing) is not judged
-R103 invalid-cursor-error uncovered - : not implemented; cursor invalidity only guessable
-    from never-issued cursors
+R103 invalid-cursor-error covered RS018 : a cursor is known to be bad when no earlier result
+    returned it, or when the error's message blames it
 R104 cacheable-hints-required covered RS009
 R105 ttl-non-negative covered RS010
 R106 cache-scope-consistent-across-pages covered RS015

@@ -1440,57 +1440,14 @@ _NEXT_CURSOR = r'"nextCursor"\s*:\s*"(?:[^"\\]|\\.)*"'
 _NEXT_CURSOR_KEY = r'^"nextCursor"\s*:\s*'
 
 
-@rule(
-    code="RS017",
-    name="cursor-not-issued",
-    severity="error",
-    revisions=ALL_REVISIONS,
-    scope="session",
-)
-def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
-    """## What it does
-    Flags a list request whose `params.cursor` is not a `nextCursor` that an earlier
-    result of the same method returned in the same session.
+def _unissued_cursors(ctx: LintContext) -> pl.DataFrame:
+    """List requests whose cursor no earlier result of that list returned (see RS017):
+    ordinal, session, method, direction, cursor, and ``other``/``other_ordinal`` (the
+    list whose nextCursor it is, when another list of the session returned it)."""
+    return ctx.memo("results.unissued_cursors", _build_unissued_cursors)
 
-    The paginated lists are `tools/list`, `resources/list`, `resources/templates/list`,
-    `prompts/list` and, in 2025-11-25, `tasks/list`. A cursor is good only for the
-    method whose result returned it, so a `resources/list` cursor sent with
-    `resources/templates/list` is flagged. Otherwise a request is not judged when its
-    session has no earlier successful result of that method at all, as in a capture
-    that starts in the middle of a pagination. Every string is a cursor, the empty
-    string too (2026-07-28 makes `""` a valid cursor). `tasks/list`, which either side
-    may send, takes cursors from the results to that side's own requests. In a session
-    captured as two per-direction files, with no order between them, any result of the
-    session counts as earlier.
 
-    ## Why is this bad?
-    A cursor is opaque: only the server knows what it encodes. A client that builds or
-    edits one (`page=3`), keeps one from an earlier session or sends one list's cursor
-    with another list asks for a position the server never gave out, and gets skipped
-    or repeated items, an `Invalid params` error or, where the cursor encodes more than a
-    position, someone else's listing.
-
-    ## Example
-    ```json
-    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a",
-     "inputSchema": {"type": "object"}}], "nextCursor": "eyJwYWdlIjogMn0="}}
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "eyJwYWdlIjogM30="}}
-    ```
-
-    Use instead: send back exactly the `nextCursor` of the previous page.
-    ```json
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "eyJwYWdlIjogMn0="}}
-    ```
-
-    ## Reference
-    "Clients MUST treat cursors as opaque tokens:" followed by "Don't attempt to parse or
-    modify cursors" and "Don't persist cursors across sessions" —
-    docs/specification/2026-07-28/server/utilities/pagination.mdx#implementation-guidelines
-    (the same in every revision; 2026-07-28 adds "an empty string is a valid cursor and
-    thus MUST NOT be treated as the end of results"). A cursor continues the listing that
-    returned it: "After receiving a cursor, the client can continue paginating by issuing
-    a request including that cursor" — same page, #request-format.
-    """
+def _build_unissued_cursors(ctx: LintContext) -> pl.DataFrame:
     # a suffix test first: cheaper than is_in over every request's method. A key spelled
     # with escapes (`"\\u0063ursor"`) is not looked for: such a request goes unjudged,
     # which can cost a finding, never make a false one. (A regex finds the key faster
@@ -1508,7 +1465,9 @@ def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
         .select("ordinal", "session", "method", "direction", "cursor")
     )
     if sent.is_empty():
-        return findings(sent, "")
+        return sent.with_columns(
+            other=pl.lit(None, pl.String), other_ordinal=pl.lit(None, pl.Int64)
+        )
     answers = ctx.part(
         "responses",
         "ordinal",
@@ -1590,9 +1549,65 @@ def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
     )
     # otherwise judged only if the capture saw a result of this list before the request
     first_seen = answers.group_by(keys).agg(pl.col("seen").min().alias("first_seen"))
-    bad = sent.join(first_seen, on=keys, how="left").filter(
+    return sent.join(first_seen, on=keys, how="left").filter(
         pl.col("other").is_not_null() | (pl.col("first_seen") < pl.col("ordinal"))
     )
+
+
+@rule(
+    code="RS017",
+    name="cursor-not-issued",
+    severity="error",
+    revisions=ALL_REVISIONS,
+    scope="session",
+)
+def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a list request whose `params.cursor` is not a `nextCursor` that an earlier
+    result of the same method returned in the same session.
+
+    The paginated lists are `tools/list`, `resources/list`, `resources/templates/list`,
+    `prompts/list` and, in 2025-11-25, `tasks/list`. A cursor is good only for the
+    method whose result returned it, so a `resources/list` cursor sent with
+    `resources/templates/list` is flagged. Otherwise a request is not judged when its
+    session has no earlier successful result of that method at all, as in a capture
+    that starts in the middle of a pagination. Every string is a cursor, the empty
+    string too (2026-07-28 makes `""` a valid cursor). `tasks/list`, which either side
+    may send, takes cursors from the results to that side's own requests. In a session
+    captured as two per-direction files, with no order between them, any result of the
+    session counts as earlier.
+
+    ## Why is this bad?
+    A cursor is opaque: only the server knows what it encodes. A client that builds or
+    edits one (`page=3`), keeps one from an earlier session or sends one list's cursor
+    with another list asks for a position the server never gave out, and gets skipped
+    or repeated items, an `Invalid params` error or, where the cursor encodes more than a
+    position, someone else's listing.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a",
+     "inputSchema": {"type": "object"}}], "nextCursor": "eyJwYWdlIjogMn0="}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "eyJwYWdlIjogM30="}}
+    ```
+
+    Use instead: send back exactly the `nextCursor` of the previous page.
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "eyJwYWdlIjogMn0="}}
+    ```
+
+    ## Reference
+    "Clients MUST treat cursors as opaque tokens:" followed by "Don't attempt to parse or
+    modify cursors" and "Don't persist cursors across sessions" —
+    docs/specification/2026-07-28/server/utilities/pagination.mdx#implementation-guidelines
+    (the same in every revision; 2026-07-28 adds "an empty string is a valid cursor and
+    thus MUST NOT be treated as the end of results"). A cursor continues the listing that
+    returned it: "After receiving a cursor, the client can continue paginating by issuing
+    a request including that cursor" — same page, #request-format.
+    """
+    bad = _unissued_cursors(ctx)
+    if bad.is_empty():
+        return findings(bad, "")
     bad = with_line(ctx, bad, "other_ordinal", "other_line")
     shown = (
         pl.when(pl.col("cursor").str.len_chars() > _CURSOR_SHOWN)
@@ -1615,5 +1630,86 @@ def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
             shown,
             "method",
             where,
+        ),
+    )
+
+
+@rule(
+    code="RS018",
+    name="invalid-cursor-wrong-error",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def invalid_cursor_wrong_error(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an error answering a list request with a cursor the server could not have
+    issued, or whose message says the cursor is at fault, when its code is not `-32602`.
+
+    A cursor counts as not issued when RS017 says so: no earlier result of that list in
+    the session returned it. An error whose message mentions the cursor (in any case)
+    is judged whatever the cursor was. Errors without an integer code are JR008's.
+
+    ## Why is this bad?
+    `-32602` (Invalid params) is how a client tells a bad cursor from a failure of the
+    server: on it the client can restart the listing from the first page. Another code,
+    such as `-32603` (Internal error), reads as a broken server, so the client gives up
+    or retries the same cursor.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "garbage"}}
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "bad cursor"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "Invalid cursor"}}
+    ```
+
+    ## Reference
+    "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)." —
+    server/utilities/pagination.mdx#error-handling (every revision).
+    """
+    errors = ctx.part(
+        "responses",
+        "ordinal",
+        "kind",
+        "request_method",
+        "request_ordinal",
+        "error_code",
+        "error_message",
+        "parse_error",
+    ).filter(
+        pl.col("kind") == "error",
+        pl.col("request_method").is_in(_PAGINATED),
+        pl.col("parse_error").is_null(),
+        pl.col("error_code").is_not_null(),
+        pl.col("error_code") != -32602,
+    )
+    if errors.is_empty():
+        return findings(errors, "")
+    unissued = _unissued_cursors(ctx).select(request_ordinal="ordinal", _unissued=pl.lit(True))
+    errors = errors.join(unissued, on="request_ordinal", how="left")
+    blamed = pl.col("error_message").str.to_lowercase().str.contains("cursor", literal=True)
+    errors = errors.filter(pl.col("_unissued").fill_null(False) | blamed.fill_null(False))
+    # a message blaming the cursor counts only where the request sent one
+    errors = ctx.lookup(errors, "request_ordinal", _request="message").with_columns(
+        _cursor=pl.col("_request").str.json_path_match("$.params.cursor")
+    )
+    bad = errors.filter(pl.col("_cursor").is_not_null())
+    why = (
+        pl.when(pl.col("_unissued").fill_null(False))
+        .then(pl.lit("a cursor no earlier result returned"))
+        .otherwise(pl.lit("an invalid cursor"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "error {} answers the {} request with {}: invalid cursors should get -32602"
+            " (Invalid params)",
+            "error_code",
+            "request_method",
+            why,
         ),
     )
