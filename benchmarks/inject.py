@@ -1180,6 +1180,24 @@ def _cursor_forged(c: _Ctx) -> None:
 
 
 @_kind(
+    "cursor-wrong-error",
+    "RS017 RS018",
+    "a forged list cursor answered with -32603 instead of -32602",
+    eligible=lambda v: bool(_paged(v)),
+    note="RS017: the forged cursor itself",
+)
+def _cursor_wrong_error(c: _Ctx) -> None:
+    _, second = c.pick(_paged(c.view))
+    assert second.response is not None
+    c.msg(second.request).setdefault("params", {})["cursor"] = f"page-{c.rng.randrange(2, 99)}"
+    answer = c.msg(second.response)
+    answer.pop("result", None)
+    answer["error"] = {"code": -32603, "message": "internal error"}
+    c.label(second.request, "RS017")
+    c.label(second.response, "RS018")
+
+
+@_kind(
     "cache-scope-differs-across-pages",
     "RS015",
     "the second page of a 2026 list result with another cacheScope than the first",
