@@ -55,7 +55,7 @@ _PART_KINDS: dict[Part, tuple[str, ...]] = {
 #: scan of every text (:attr:`LintContext.part` column ``rare``) tells which messages
 #: have any of them; a rule then looks for its own literal in those few texts only.
 RARE_MARKERS = (
-    r'"(?:ttlMs|cacheScope|completion|extensions|traceparent|tracestate|task|requestState)"'
+    r'"(?:ttlMs|cacheScope|completion|extensions|traceparent|tracestate|baggage|task|requestState)"'
     r"|/(?:logLevel|subscriptionId)"
 )
 

@@ -198,8 +198,7 @@ R114 tasks-are-extension-in-2026 covered MD001 : tasks/* flagged in 2026 regardl
     declared tasks extension
 R115 meta-key-format covered MT011 : grammar only; unknown keys under reserved prefixes not
     flagged
-R116 otel-trace-context-format partial MT012 : traceparent and tracestate checked; baggage
-    not checked
+R116 otel-trace-context-format covered MT012 : the size limits of Baggage are not checked
 R117 stdio-no-embedded-newlines covered ST001,ST002 : a message split over lines shows as
     non-MCP lines
 R118 stdio-stdout-only-mcp covered ST001,ST002

@@ -1038,6 +1038,14 @@ _TS_KEY = r"(?:[a-z0-9][_0-9a-z*/-]{0,255}|[a-z0-9][_0-9a-z*/-]{0,240}@[a-z][_0-
 _TS_VALUE = r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]"
 _TS_MEMBER = rf"(?:[ \t]*{_TS_KEY}={_TS_VALUE}[ \t]*|[ \t]*)"
 _TRACESTATE = rf"^{_TS_MEMBER}(?:,{_TS_MEMBER}){{0,31}}$"
+# W3C Baggage: comma-separated `key=value` members, each with optional `;property`
+# parts; keys are RFC 9110 tokens, values baggage-octets (no space, `"`, `,`, `;`, `\`)
+_BG_KEY = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_BG_VALUE = r"[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*"
+_BG_OWS = r"[ \t]*"
+_BG_PROPERTY = rf"{_BG_KEY}(?:{_BG_OWS}={_BG_OWS}{_BG_VALUE})?"
+_BG_MEMBER = rf"{_BG_KEY}{_BG_OWS}={_BG_OWS}{_BG_VALUE}(?:{_BG_OWS};{_BG_OWS}{_BG_PROPERTY})*"
+_BAGGAGE = rf"^{_BG_OWS}{_BG_MEMBER}(?:{_BG_OWS},{_BG_OWS}{_BG_MEMBER})*{_BG_OWS}$"
 
 
 @rule(
@@ -1045,12 +1053,14 @@ _TRACESTATE = rf"^{_TS_MEMBER}(?:,{_TS_MEMBER}){{0,31}}$"
 )
 def trace_context_format(ctx: LintContext) -> pl.DataFrame:
     """## What it does
-    Flags `traceparent` and `tracestate` values in `_meta` that do not follow the W3C Trace
-    Context formats.
+    Flags `traceparent`, `tracestate` and `baggage` values in `_meta` that do not follow the
+    W3C Trace Context and Baggage formats.
 
     `traceparent` is `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lowercase, with
-    ids not all zero; `tracestate` is up to 32 comma-separated `key=value` members. Only
-    `params._meta` and `result._meta` are checked; `baggage` is not.
+    ids not all zero; `tracestate` is up to 32 comma-separated `key=value` members; `baggage`
+    is comma-separated `key=value` members (keys are tokens, values have no spaces, quotes,
+    commas, semicolons or backslashes; each may carry `;property` parts). Only
+    `params._meta` and `result._meta` are checked; the size limits of Baggage are not.
 
     ## Why is this bad?
     These keys are unprefixed only so that OpenTelemetry tooling can read them as they
@@ -1095,10 +1105,11 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
         content(ctx.part("protocol", "ordinal", "modern", "parse_error", "rare", "message"))
         # only texts with a rare marker (see LintContext.part) can have these
         .filter(pl.col("modern") & pl.col("rare"))
-        .filter(pl.col("message").str.contains('"trace(?:parent|state)"'))
+        .filter(pl.col("message").str.contains('"(?:trace(?:parent|state)|baggage)"'))
         .with_columns(
             _tp=pl.coalesce(path("$.params._meta.traceparent"), path("$.result._meta.traceparent")),
             _ts=pl.coalesce(path("$.params._meta.tracestate"), path("$.result._meta.tracestate")),
+            _bg=pl.coalesce(path("$.params._meta.baggage"), path("$.result._meta.baggage")),
         )
     )
     tp_bad = pl.col("_tp").is_not_null() & (
@@ -1109,11 +1120,14 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
         | (pl.col("_tp").str.slice(36, 16) == "0" * 16)
     )
     ts_bad = pl.col("_ts").is_not_null() & ~pl.col("_ts").str.contains(_TRACESTATE)
-    bad = rows.filter(tp_bad | ts_bad)
+    bg_bad = pl.col("_bg").is_not_null() & ~pl.col("_bg").str.contains(_BAGGAGE)
+    bad = rows.filter(tp_bad | ts_bad | bg_bad)
     msg = (
         pl.when(tp_bad)
         .then(pl.format('traceparent "{}" is not a W3C Trace Context traceparent', "_tp"))
-        .otherwise(pl.format('tracestate "{}" is not a W3C Trace Context tracestate', "_ts"))
+        .when(ts_bad)
+        .then(pl.format('tracestate "{}" is not a W3C Trace Context tracestate', "_ts"))
+        .otherwise(pl.format('baggage "{}" is not a W3C Baggage value', "_bg"))
     )
     return findings(bad, msg)
 
