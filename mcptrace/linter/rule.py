@@ -140,6 +140,16 @@ def registered() -> list[Rule]:
     return list(_REGISTERED)
 
 
+def and_more(count: str = "_count") -> pl.Expr:
+    """`` (and N more)`` when column ``count`` says a finding stands for several offending
+    messages (N = count - 1), else the empty string: a suffix for the finding's message."""
+    return (
+        pl.when(pl.col(count) > 1)
+        .then(pl.format(" (and {} more)", pl.col(count) - 1))
+        .otherwise(pl.lit(""))
+    )
+
+
 def findings(frame: pl.DataFrame, message: pl.Expr | str) -> pl.DataFrame:
     """Shape a rule's result: the ``ordinal`` of each offending row and a message.
 

@@ -20,7 +20,7 @@ from datetime import timedelta
 import polars as pl
 
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, and_more, findings, rule
 from mcptrace.linter.rules.subscriptions import _sid_text, _stream_notifications
 
 _CANCELLED = "notifications/cancelled"
@@ -556,11 +556,7 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
         .group_by("request_ordinal", maintain_order=True)
         .agg(pl.all().first(), _count=pl.len())
     )
-    more = (
-        pl.when(pl.col("_count") > 1)
-        .then(pl.format(" (and {} more)", pl.col("_count") - 1))
-        .otherwise(pl.lit(""))
-    )
+    more = and_more()
     return findings(
         late.with_columns(ordinal="_at"),
         pl.format(

@@ -21,7 +21,7 @@ import orjson
 import polars as pl
 
 from mcptrace.linter.context import LintContext, json_paths
-from mcptrace.linter.rule import findings, rule
+from mcptrace.linter.rule import and_more, findings, rule
 from mcptrace.linter.rules.cancellation import _matched_cancels, sent_well_after_response
 from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
 
@@ -341,11 +341,7 @@ def task_status_transition(ctx: LintContext) -> pl.DataFrame:
         .group_by(key, maintain_order=True)
         .agg(pl.all().first(), _count=pl.len())
     )
-    more = (
-        pl.when(pl.col("_count") > 1)
-        .then(pl.format(" (and {} more)", pl.col("_count") - 1))
-        .otherwise(pl.lit(""))
-    )
+    more = and_more()
     return findings(
         later,
         pl.format(
