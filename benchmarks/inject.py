@@ -1485,8 +1485,8 @@ def _ht_mismatch(c: _Ctx) -> None:
 
 @_kind(
     "http-header-body-mismatch",
-    "HT004",
-    "a 2026 POST whose Mcp-Method or Mcp-Name lies",
+    "HT004 HT017",
+    "a 2026 POST whose Mcp-Method or Mcp-Name lies, answered with a result",
     era="modern",
     transport="http",
     eligible=_has_plain(),
@@ -1499,6 +1499,8 @@ def _ht_body(c: _Ctx) -> None:
         _http_request(c, call, {"Mcp-Name": "delete_everything"})
     _http_response(c, call)
     c.label(call.request, "HT004")
+    # the server processed it instead of rejecting it with 400 and HeaderMismatch
+    c.label(call.response, "HT017")
 
 
 @_kind(

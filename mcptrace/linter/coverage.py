@@ -108,12 +108,11 @@ R050 mrtr-inputs-before-retry covered RS013 : checks that every key is answered,
     kind of each answer
 R051 mrtr-no-cross-request-use covered RS014 : linked through requestState; cross-used
     inputResponses without a state not detected
-R052 elicitation-mode-supported partial CP001,CP005 : only the base elicitation capability
-    is checked; the url/form mode sub-capability is not
-R053 sampling-tools-capability partial CP001,CP005 : only the base sampling capability is
-    checked; tools/toolChoice vs sampling.tools not checked
-R054 sampling-include-context partial MD006 : 2026 use of the deprecated values is reported
-    as info; sampling.context gate and 2025-11-25 not checked
+R052 elicitation-mode-supported covered CF006,CP001,CP005 : CP001/CP005 the base
+    capability, CF006 the url/form mode; a client's -32602 answer is not required
+R053 sampling-tools-capability covered CF007,CP001,CP005
+R054 sampling-include-context covered CF008,MD006 : CF008 the sampling.context gate;
+    MD006 reports any 2026 use of the deprecated values as info
 R055 sampling-tool-result-only covered CF001
 R056 sampling-tool-use-balanced covered CF002 : a tool use ending the message list is
     accepted (nothing follows it yet)
@@ -169,8 +168,8 @@ R096 tool-errors-in-result uncovered - : not implemented; would be a heuristic o
     the error came from the tool
 R097 structured-content-conforms covered TL001 : schemas that do not compile or refer to
     other documents are skipped
-R098 tool-input-schema-object partial SC003 : only with --schema-dir: null or non-object
-    inputSchema fails the result schema; JSON Schema validity not checked
+R098 tool-input-schema-object covered TL005 : validity against the schema's dialect
+    (draft-04 to 2020-12); unknown dialects and remote references are not fetched
 R099 tool-name-format covered RS016 : the same name on two pages of a paginated list is
     not detected
 R100 tools-deterministic-order covered TL002 : each list is compared with the one before
@@ -187,8 +186,8 @@ R107 input-required-no-cache-hints covered RS012
 R108 completion-max-values covered RS011
 R109 task-augmentation-needs-capability covered TK005 : the per-tool taskSupport setting is
     not checked
-R110 task-create-result partial SC003 : only with --schema-dir, via CreateTaskResult
-    schema; no dedicated rule
+R110 task-create-result covered TK006 : a plain answer for a tool whose taskSupport is
+    absent or forbidden is not flagged (the client should not have asked)
 R111 task-status-transitions covered TK002 : statuses leaving a terminal one; "begin in
     working" and the timestamps tasks must carry are not checked
 R112 task-cancel-terminal-rejected covered TK003
@@ -207,8 +206,8 @@ R120 http-accept-header covered HT008 : Accept on legacy GET requests not checke
 R121 http-202-for-notification-or-response covered HT007 : needs the HTTP status recorded
     on the client row
 R122 http-request-content-type covered HT010
-R123 http-get-stream-no-responses uncovered - : not implemented (responses on GET-carried
-    exchanges are visible)
+R123 http-get-stream-no-responses covered HT016 : a GET whose request headers were not
+    captured is not judged (a resumption cannot be told apart)
 R124 http-no-broadcast uncovered - : capture tables keep no SSE stream identity; duplicates
     would only surface via PR001/PR004
 R125 http-session-id-echo covered HT012 : HAR captures name sessions after the id, so a
@@ -228,8 +227,8 @@ R132 http26-single-message-body covered MD005,JR010 : client responses and batch
 R133 http26-protocol-version-header covered HT001
 R134 http26-version-header-matches-meta covered HT002
 R135 http26-standard-headers covered HT003
-R136 http26-header-body-match partial HT004 : flags the mismatching request but not whether
-    the server rejected it with 400/-32020
+R136 http26-header-body-match covered HT004,HT017 : HT004 the client's request, HT017 the
+    server that did not reject it
 R137 http26-base64-header-encoding covered HT015,TL004
 R138 http26-mcp-param-headers covered TL004 : a header sent for an absent or null argument
     is not flagged
@@ -281,6 +280,7 @@ BEYOND: dict[str, str] = {
     "PR007": "the same, lower: the capture ended while the request was pending",
     "SC001": "official schema validation (catalogue §6), with --schema-dir",
     "SC002": "official schema validation (catalogue §6), with --schema-dir",
+    "SC003": "official schema validation (catalogue §6), with --schema-dir",
     "SC004": "official schema validation (catalogue §6), with --schema-dir",
 }
 

@@ -1,4 +1,5 @@
-"""Rules on sampling message content (tool use and results), roots, URL-mode elicitation.
+"""Rules on sampling message content (tool use and results), roots, URL-mode elicitation,
+and the client capabilities that elicitation modes and sampling options need.
 
 Where these messages travel depends on the revision:
 
@@ -26,6 +27,7 @@ from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
 from mcptrace.linter.rules.results import _mrtr_retries
+from mcptrace.protocol import CLIENT_CAPABILITIES_KEY, has_capability
 
 _SAMPLING = "sampling/createMessage"
 _ROOTS = "roots/list"
@@ -68,14 +70,17 @@ def _types(message: Any) -> list[Any]:
 def _input_required_with(ctx: LintContext, literal: str) -> pl.DataFrame:
     """ordinal and message of the readable ``input_required`` results sent by the server
     whose text has ``literal`` (a method of :data:`_INPUT_METHODS`): a search in their
-    texts only, which costs far less than parsing their ``inputRequests``."""
+    texts only, which costs far less than parsing their ``inputRequests``. (The shared
+    frame also keeps the ``request_ordinal`` each result answers.)"""
     rows = ctx.memo("client.input_required", _build_input_required)
-    return rows.filter(pl.col("message").str.contains(literal, literal=True))
+    return rows.filter(pl.col("message").str.contains(literal, literal=True)).select(
+        "ordinal", "message"
+    )
 
 
 def _build_input_required(ctx: LintContext) -> pl.DataFrame:
-    # the mask from the typed columns, then a filter of the two columns kept: a filter
-    # moves every column it is given
+    # the mask from the typed columns, then a gather of the columns kept only (a filter
+    # or a gather moves every column it is given)
     mask = (
         ctx.part("responses", "result_type", "kind", "direction", "parse_error")
         .select(
@@ -87,9 +92,14 @@ def _build_input_required(ctx: LintContext) -> pl.DataFrame:
         .to_series()
         .fill_null(False)
     )
+    # the gather also copies these texts side by side: merely filtered, they would still
+    # lie scattered through the buffers of every message's text, and each search through
+    # them (this one, and each rule's own) would wait on memory far more than it compares
+    # bytes (at 10^6 messages, ~4 ms a search instead of ~0.5 ms)
+    kept = mask.arg_true()
     return (
-        ctx.part("responses", "ordinal", "message")
-        .filter(mask)
+        ctx.part("responses", "ordinal", "request_ordinal", "message")
+        .select(pl.all().gather(kept))
         .filter(pl.col("message").str.contains("|".join(_INPUT_METHODS)))
     )
 
@@ -782,3 +792,441 @@ def elicitation_complete_unknown_id(ctx: LintContext) -> pl.DataFrame:
             "_quoted",
         ),
     )
+
+
+#: CF006, CF007 and CF008 judge the same messages (the server's elicitation and sampling
+#: requests, legacy or embedded) against the same capabilities: one frame serves all three
+_CAPABILITY_CODES = ("CF006", "CF007", "CF008")
+_CONTEXT_VALUES = ("thisServer", "allServers")
+_LEGACY_SOURCE = "the client's initialize declared"
+_MODERN_SOURCE = "the request's clientCapabilities declare"
+#: result texts that may hold a request needing a sub-capability: a URL-mode elicitation,
+#: tool-enabled sampling, sampling with context ("thisServer", "allServers")
+_SUBCAPABILITY_HINT = r'"(?:url|tools|toolChoice)"|Servers?"'
+#: a request text that may declare URL-mode elicitation: an `elicitation` object with a
+#: `url` member (after members whose values nest objects at most two levels deep)
+_URL_ELICITATION = r'"elicitation"\s*:\s*\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*"url"'
+
+
+def _shown(value: Any) -> str:
+    """``value`` as compact JSON, cut to a length a finding's message can carry."""
+    text = _json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _elicitation_problem(caps: dict[str, Any], params: dict[str, Any], source: str) -> str | None:
+    """Why an elicitation request with ``params`` uses a mode ``caps`` does not support."""
+    if not has_capability(caps, "elicitation"):
+        return None  # the whole capability is missing: CP001/CP005 report that
+    url = has_capability(caps, "elicitation.url")
+    # `{}` (and any declaration naming no mode) stands for form mode only; once `url`
+    # is declared, form mode needs its own `form`
+    form = has_capability(caps, "elicitation.form") or not url
+    mode = params.get("mode", "form")
+    if mode == "url" and not url:
+        supported = "form mode only"
+    elif mode == "form" and not form:
+        supported = "url mode only"
+    else:
+        return None  # a supported mode, or one the schema checks reject
+    asked = "mode" if "mode" in params else "mode (no mode given)"
+    declared = _shown(caps["elicitation"])
+    return (
+        f"elicitation/create in {mode} {asked}, but {source} elicitation {declared} ({supported})"
+    )
+
+
+def _sampling_problems(
+    caps: dict[str, Any], params: dict[str, Any], source: str
+) -> list[tuple[str, str]]:
+    """(code, problem) for each sampling sub-capability a request with ``params`` needs
+    and ``caps`` does not declare."""
+    if not has_capability(caps, "sampling"):
+        return []  # the whole capability is missing: CP001/CP005 report that
+    declared = _shown(caps["sampling"])
+    problems = []
+    # a member given as null is read as omitted, as most JSON libraries write it
+    tool_members = [name for name in ("tools", "toolChoice") if params.get(name) is not None]
+    if tool_members and not has_capability(caps, "sampling.tools"):
+        problems.append(
+            (
+                "CF007",
+                f"sampling/createMessage with {' and '.join(tool_members)}, but {source} "
+                f"sampling {declared} without tools",
+            )
+        )
+    context = params.get("includeContext")
+    if context in _CONTEXT_VALUES and not has_capability(caps, "sampling.context"):
+        problems.append(
+            (
+                "CF008",
+                f"sampling/createMessage with includeContext {_json.dumps(context)}, but "
+                f"{source} sampling {declared} without context",
+            )
+        )
+    return problems
+
+
+def _request_problems(
+    caps: dict[str, Any], request: Any, source: str, label: str = ""
+) -> list[tuple[str, str]]:
+    """(code, problem) for each capability ``caps`` lacks that ``request`` (an
+    ``elicitation/create`` or ``sampling/createMessage`` request) needs. Malformed
+    params are left to the schema checks."""
+    if not isinstance(request, dict):
+        return []
+    params = request.get("params")
+    if not isinstance(params, dict):
+        return []
+    method = request.get("method")
+    if method == _ELICIT:
+        problem = _elicitation_problem(caps, params, source)
+        return [("CF006", label + problem)] if problem is not None else []
+    if method == _SAMPLING:
+        return [(code, label + said) for code, said in _sampling_problems(caps, params, source)]
+    return []
+
+
+def _missing_subcapabilities(caps: Any) -> tuple[bool, bool, bool, bool]:
+    """Which requests a client with capabilities ``caps`` can be wrongly sent: (form-mode
+    elicitations, URL-mode elicitations, tool-enabled sampling, sampling with context).
+    All false when ``caps`` is unknown or lacks the whole capability (CP001's case)."""
+    if not isinstance(caps, dict):
+        return (False, False, False, False)
+    elicit = has_capability(caps, "elicitation")
+    url = has_capability(caps, "elicitation.url")
+    form = has_capability(caps, "elicitation.form") or not url
+    sampling = has_capability(caps, "sampling")
+    return (
+        elicit and not form,
+        elicit and not url,
+        sampling and not has_capability(caps, "sampling.tools"),
+        sampling and not has_capability(caps, "sampling.context"),
+    )
+
+
+def _legacy_capability_asks(ctx: LintContext) -> pl.DataFrame:
+    """ordinal, _text (see :func:`_bodies`) and _caps (the session's client capabilities,
+    JSON text) of the server's ``elicitation/create`` and ``sampling/createMessage``
+    requests that may need a capability the client did not declare in its initialize."""
+    requests = ctx.part(
+        "requests", "session", "ordinal", "method", "direction", "parse_error", "message"
+    ).filter(
+        pl.col("method").is_in([_ELICIT, _SAMPLING]),
+        pl.col("direction") != "c2s",
+        pl.col("parse_error").is_null(),
+    )
+    empty = pl.DataFrame(schema={"ordinal": pl.Int64, "_text": pl.String, "_caps": pl.String})
+    if requests.is_empty():
+        return empty
+    # 2026 sessions have no initialize: their client capabilities are per request
+    sessions = (
+        ctx.sessions.select("session", _caps="client_capabilities")
+        .join(ctx.session_revisions.select("session", "revision"), on="session", how="left")
+        .filter(pl.col("_caps").is_not_null() & (pl.col("revision").fill_null("") < "2026-07-28"))
+        .select("session", "_caps")
+    )
+    gaps = pl.DataFrame(
+        [(text, *_missing_subcapabilities(_load(text))) for text in sessions["_caps"].unique()],
+        schema={
+            "_caps": pl.String,
+            "_no_form": pl.Boolean,
+            "_no_url": pl.Boolean,
+            "_no_tools": pl.Boolean,
+            "_no_context": pl.Boolean,
+        },
+        orient="row",
+    )
+    text = pl.col("message")
+    # the texts that can hold a request the client's gaps forbid: every elicitation to a
+    # client without form mode, else only texts with the member or value concerned
+    possible = (
+        pl.when(pl.col("method") == _ELICIT)
+        .then(pl.col("_no_form") | (pl.col("_no_url") & text.str.contains('"url"', literal=True)))
+        .otherwise(
+            (
+                pl.col("_no_tools")
+                & (
+                    text.str.contains('"tools"', literal=True)
+                    | text.str.contains('"toolChoice"', literal=True)
+                )
+            )
+            | (pl.col("_no_context") & text.str.contains('Servers?"'))
+        )
+    )
+    rows = (
+        requests.join(sessions, on="session", maintain_order="left")
+        .join(gaps, on="_caps", maintain_order="left")
+        .filter(possible)
+        .select("ordinal", "message", "_caps")
+    )
+    return _bodies(rows).select(pl.col("ordinal").cast(pl.Int64), "_text", "_caps")
+
+
+def _modern_capability_asks(ctx: LintContext) -> pl.DataFrame:
+    """ordinal, _text (see :func:`_bodies`) and _caps (the answered request's
+    clientCapabilities, JSON text) of the ``input_required`` results whose elicitation or
+    sampling input requests may need a capability the client did not declare."""
+    empty = pl.DataFrame(schema={"ordinal": pl.Int64, "_text": pl.String, "_caps": pl.String})
+    rows = ctx.memo("client.input_required", _build_input_required)
+    if rows.is_empty():
+        return empty
+    # the answered requests' texts, gathered once (that costs about what one more search
+    # through the results would): a form-mode elicitation, which no literal in the result
+    # marks, is wrong only for a client whose `elicitation` names `url`
+    rows = (
+        ctx.lookup(rows, "request_ordinal", _request="message")
+        .with_columns(
+            _hinted=pl.col("message").str.contains(_SUBCAPABILITY_HINT),
+            _url=pl.col("_request").str.contains(_URL_ELICITATION),
+        )
+        .filter(pl.col("_hinted") | pl.col("_url"))
+    )
+    caps_path = f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]'
+    rows = rows.with_columns(_caps=pl.col("_request").str.json_path_match(caps_path))
+
+    def mode(name: str) -> pl.Expr:
+        return pl.col("_caps").str.json_path_match(f"$.elicitation.{name}")
+
+    # URL mode only: `url` given (a `false` or `"false"` is parsed, to be told apart) and
+    # `form` absent or false
+    url_only = mode("url").is_not_null() & mode("form").fill_null("false").eq("false")
+    rows = rows.filter(pl.col("_caps").str.starts_with("{") & (pl.col("_hinted") | url_only))
+    return _bodies(rows.select("ordinal", "message", "_caps")).select(
+        pl.col("ordinal").cast(pl.Int64), "_text", "_caps"
+    )
+
+
+def _capability_findings(ctx: LintContext) -> pl.DataFrame:
+    """ordinal, code (of :data:`_CAPABILITY_CODES`) and message of every elicitation or
+    sampling request that needs a sub-capability the client did not declare."""
+    return ctx.memo("client.capability_findings", _build_capability_findings)
+
+
+def _build_capability_findings(ctx: LintContext) -> pl.DataFrame:
+    said: list[tuple[str, str, str, str, str]] = []
+    capabilities: dict[str, Any] = {}
+
+    def parsed(text: str) -> Any:
+        if text not in capabilities:
+            capabilities[text] = _load(text)
+        return capabilities[text]
+
+    legacy = _legacy_capability_asks(ctx).with_columns(_kind=pl.lit("request"))
+    modern = _modern_capability_asks(ctx).with_columns(_kind=pl.lit("result"))
+    rows = pl.concat([legacy, modern])
+    for text, caps_text, kind in rows.select("_text", "_caps", "_kind").unique().iter_rows():
+        caps = parsed(caps_text)
+        if not isinstance(caps, dict):
+            continue
+        value = _load(text)
+        if kind == "request":
+            problems = _request_problems(caps, value, _LEGACY_SOURCE)
+        else:
+            result = value.get("result") if isinstance(value, dict) else None
+            inputs = result.get("inputRequests") if isinstance(result, dict) else None
+            asked = inputs.items() if isinstance(inputs, dict) else []
+            problems = [
+                problem
+                for key, request in asked
+                for problem in _request_problems(
+                    caps, request, _MODERN_SOURCE, f"input request {_json.dumps(key)}: "
+                )
+            ]
+        for code in _CAPABILITY_CODES:
+            mine = [problem for found, problem in problems if found == code]
+            if mine:
+                said.append((text, caps_text, kind, code, "; ".join(mine)))
+    verdict = pl.DataFrame(
+        said,
+        schema={
+            "_text": pl.String,
+            "_caps": pl.String,
+            "_kind": pl.String,
+            "code": pl.String,
+            "message": pl.String,
+        },
+        orient="row",
+    )
+    return rows.join(verdict, on=["_text", "_caps", "_kind"], maintain_order="left").select(
+        "ordinal", "code", "message"
+    )
+
+
+def _capability_rule_findings(ctx: LintContext, code: str) -> pl.DataFrame:
+    return findings(_capability_findings(ctx).filter(pl.col("code") == code), pl.col("message"))
+
+
+@rule(
+    code="CF006",
+    name="elicitation-mode-not-declared",
+    severity="error",
+    revisions=_TOOL_REVISIONS,
+    scope="pairing",
+)
+def elicitation_mode_not_declared(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an elicitation request in a mode the client's `elicitation` capability does not
+    declare.
+
+    That is URL mode (`"mode": "url"`) without `elicitation.url`, or form mode (`"mode":
+    "form"`, or no `mode`) to a client that declared `url` but not `form`. An
+    `elicitation` object that names no mode (`{}`, or a value that is not an object)
+    stands for form mode only. Legacy requests (`elicitation/create` from the server) are
+    judged against the client capabilities of the session's `initialize`; in 2026-07-28
+    the `elicitation/create` entries of an `input_required` result's `inputRequests` are
+    judged against the `io.modelcontextprotocol/clientCapabilities` of the very request
+    the result answers, and the finding points at that result.
+
+    Not judged: sessions whose `initialize` is not in the capture and answered requests
+    without `clientCapabilities` (unknown capabilities); a client that did not declare
+    `elicitation` at all (CP001 and CP005 report that); requests whose `params` are not
+    an object or whose `mode` is neither `form` nor `url` (the schema checks).
+
+    ## Why is this bad?
+    A client supports only the modes it declared: it must reject another with -32602
+    (Invalid params), so the user is never asked and the operation waiting for the
+    answer fails. A form-only client cannot open the URL the server counted on, and a
+    URL-only client has no form to show.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {"elicitation": {}}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {"mode": "url",
+     "elicitationId": "e1", "url": "https://mcp.example.com/ui/set_api_key",
+     "message": "Please provide your API key to continue."}}
+    ```
+
+    Use instead: send URL-mode requests only to a client that declared `url` (in
+    2026-07-28, otherwise answer -32021 with the capability in `requiredCapabilities`).
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {"elicitation": {"form": {}, "url": {}}},
+     "clientInfo": {"name": "host", "version": "1.0"}}}
+    ```
+
+    ## Reference
+    "Servers MUST NOT send elicitation requests with modes that are not supported by the
+    client." and "For backwards compatibility, an empty capabilities object is equivalent
+    to declaring support for `form` mode only" —
+    docs/specification/2026-07-28/client/elicitation.mdx#capabilities (2026-07-28; the
+    same sentences in docs/specification/2025-11-25/client/elicitation.mdx#capabilities).
+    """
+    return _capability_rule_findings(ctx, "CF006")
+
+
+@rule(
+    code="CF007",
+    name="sampling-tools-not-declared",
+    severity="error",
+    revisions=_TOOL_REVISIONS,
+    scope="pairing",
+)
+def sampling_tools_not_declared(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a tool-enabled sampling request (its `params` have `tools` or `toolChoice`) to a
+    client that did not declare `sampling.tools`.
+
+    Legacy `sampling/createMessage` requests are judged against the client capabilities of
+    the session's `initialize`; in 2026-07-28 the `sampling/createMessage` entries of an
+    `input_required` result's `inputRequests` are judged against the
+    `io.modelcontextprotocol/clientCapabilities` of the very request the result answers,
+    and the finding points at that result. `tools` or `toolChoice` given as `null` counts
+    as omitted.
+
+    Not judged: sessions whose `initialize` is not in the capture and answered requests
+    without `clientCapabilities` (unknown capabilities); a client that did not declare
+    `sampling` at all (CP001 and CP005 report that); requests whose `params` are not an
+    object (the schema checks).
+
+    ## Why is this bad?
+    A client that did not declare tool use must answer such a request with an error, so
+    the sampling (and whatever the server needed it for) fails; a client that ignored
+    the tools instead would run a generation that cannot call them, and the server's
+    tool loop would not work as intended.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {"sampling": {}}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {
+     "messages": [{"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}}],
+     "maxTokens": 200, "tools": [{"name": "get_weather",
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}}
+    ```
+
+    Use instead: send tools only to a client that declared `sampling.tools`, or sample
+    without them.
+    ```json
+    {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {
+     "messages": [{"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}}],
+     "maxTokens": 200}}
+    ```
+
+    ## Reference
+    "Servers MUST NOT send tool-enabled sampling requests to Clients that have not declared
+    support for tool use via the `sampling.tools` capability." —
+    docs/specification/2026-07-28/client/sampling.mdx#tools-in-sampling (2026-07-28; the
+    same sentence in docs/specification/2025-11-25/client/sampling.mdx#tools-in-sampling).
+    Schema: `CreateMessageRequestParams.tools` ("The client MUST return an error if this
+    field is provided but ClientCapabilities.sampling.tools is not declared.").
+    """
+    return _capability_rule_findings(ctx, "CF007")
+
+
+@rule(
+    code="CF008",
+    name="sampling-context-not-declared",
+    severity="warning",
+    revisions=_TOOL_REVISIONS,
+    scope="pairing",
+)
+def sampling_context_not_declared(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a sampling request with `includeContext` `"thisServer"` or `"allServers"` to a
+    client that did not declare `sampling.context`.
+
+    Legacy `sampling/createMessage` requests are judged against the client capabilities of
+    the session's `initialize`; in 2026-07-28 the `sampling/createMessage` entries of an
+    `input_required` result's `inputRequests` are judged against the
+    `io.modelcontextprotocol/clientCapabilities` of the very request the result answers,
+    and the finding points at that result. `"none"` and an omitted `includeContext` pass.
+
+    Not judged: sessions whose `initialize` is not in the capture and answered requests
+    without `clientCapabilities` (unknown capabilities); a client that did not declare
+    `sampling` at all (CP001 and CP005 report that); requests whose `params` are not an
+    object (the schema checks). In 2026-07-28 MD006 also reports, as information, any use
+    of these deprecated values; this rule is about the other obligation, the missing
+    capability, and the two findings are kept apart on purpose.
+
+    ## Why is this bad?
+    A client that did not declare context inclusion has no way to honour the request: it
+    quietly samples without the context, and the server gets an answer built on less
+    than it asked for. The values are deprecated besides, and may be removed.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {"sampling": {}}, "clientInfo": {"name": "host", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {
+     "messages": [{"role": "user", "content": {"type": "text", "text": "Summarise."}}],
+     "maxTokens": 200, "includeContext": "allServers"}}
+    ```
+
+    Use instead: omit `includeContext` (it defaults to `"none"`) and put what the model
+    needs in `messages`.
+    ```json
+    {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {
+     "messages": [{"role": "user", "content": {"type": "text", "text": "Summarise."}}],
+     "maxTokens": 200}}
+    ```
+
+    ## Reference
+    "Servers SHOULD avoid using these values (e.g. can just omit `includeContext` since it
+    defaults to `"none"`), and SHOULD NOT use them unless the client declares
+    `sampling.context` capability." —
+    docs/specification/2026-07-28/client/sampling.mdx#capabilities (2026-07-28; the same
+    sentence in docs/specification/2025-11-25/client/sampling.mdx#capabilities).
+    """
+    return _capability_rule_findings(ctx, "CF008")

@@ -13,9 +13,10 @@ import weakref
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule
 from mcptrace.linter.schemas import VALIDATION_SCHEMA, validate_messages
+from mcptrace.protocol import TASK_AUGMENTATION_GATES
 
 # The last lint's validation: (its context, the result). The rules run one after the
 # other on the same context, so one entry is enough; the weak reference lets the
@@ -29,17 +30,25 @@ def _input(ctx: LintContext) -> pl.DataFrame:
     answered = ctx.responses.filter(pl.col("request_ordinal").is_not_null()).select(
         "ordinal", "request_method", "request_ordinal"
     )
-    # 2025-11-25 task augmentation: such a request is answered with CreateTaskResult.
+    # 2025-11-25 task augmentation: the answer is a CreateTaskResult or, where the
+    # receiver did not accept the task (no capability for the request's type, or a tool
+    # without task support), the request's usual result. The answer's shape (a `task`
+    # member) picks the definition; whether it should have been a CreateTaskResult is
+    # TK006's finding, not a schema error.
     tasks = ctx.requests.filter(
         (pl.col("revision") == "2025-11-25")
-        & pl.col("method").is_in(["tools/call", "sampling/createMessage", "elicitation/create"])
-    ).select(
-        request_ordinal="ordinal",
-        request_task=pl.col("message").str.json_path_match("$.params.task").is_not_null(),
-    )
-    return rows.join(answered, on="ordinal", how="left").join(
+        & pl.col("method").is_in(list(TASK_AUGMENTATION_GATES))
+        & pl.col("message").str.json_path_match("$.params.task").is_not_null()
+    ).select(request_ordinal="ordinal", augmented=pl.lit(True))
+    rows = rows.join(answered, on="ordinal", how="left").join(
         tasks, on="request_ordinal", how="left"
     )
+    created = computed_where(
+        rows,
+        pl.col("augmented").fill_null(False),
+        _created=pl.col("message").str.json_path_match("$.result.task").is_not_null(),
+    )["_created"]
+    return rows.with_columns(request_task=created.fill_null(False)).drop("augmented")
 
 
 def _validation(ctx: LintContext) -> pl.DataFrame:
@@ -165,7 +174,8 @@ def schema_result_invalid(ctx: LintContext) -> pl.DataFrame:
     result type of the request they answer.
 
     The check is `msg.result` against `<X>Result` up to 2025-11-25
-    (`CreateTaskResult` for a task-augmented 2025-11-25 request), the whole message against
+    (`CreateTaskResult` for an answer with a `task` member to a task-augmented 2025-11-25
+    request; whether a plain answer should have been one is TK006's), the whole message against
     `<X>ResultResponse` in 2026-07-28. A 2026-07-28 result that says
     `"resultType": "complete"` is checked against `<X>Result` itself, because
     `<X>ResultResponse` also admits any object as an `InputRequiredResult`.

@@ -20,9 +20,11 @@ from typing import Any
 import orjson
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.linter.context import LintContext, json_paths
 from mcptrace.linter.rule import and_more, findings, rule
 from mcptrace.linter.rules.cancellation import _matched_cancels, sent_well_after_response
+from mcptrace.linter.rules.tools import _defined_at, _definitions, _shown
 from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
 
 _TASKS_2025 = ("2025-11-25",)
@@ -574,6 +576,82 @@ def _task_gates(texts: list[str], paths: list[str]) -> pl.DataFrame:
     )
 
 
+#: columns of :func:`_augmented`
+_AUGMENTED = {
+    "ordinal": pl.Int64,
+    "session": pl.UInt32,
+    "method": pl.String,
+    "direction": pl.String,
+    "side": pl.String,
+    "gate": pl.String,
+    "declared": pl.Boolean,
+    "tasks": pl.Boolean,
+}
+
+
+def _augmented(ctx: LintContext) -> pl.DataFrame:
+    """The task-augmented requests (`params.task` set) of the methods a task capability
+    gates, sent to a receiver whose capabilities are in the capture: ordinal, session,
+    method, direction (as text), side (the receiver: client or server), gate (the
+    capability path), declared (the receiver declares it) and tasks (it declares `tasks`
+    at all)."""
+    return ctx.memo("tasks.augmented", _build_augmented)
+
+
+def _build_augmented(ctx: LintContext) -> pl.DataFrame:
+    gates = pl.DataFrame(
+        [(method, side, path) for method, (side, path) in TASK_AUGMENTATION_GATES.items()],
+        schema={"method": pl.String, "side": pl.String, "gate": pl.String},
+        orient="row",
+    )
+    requests = (
+        ctx.part(
+            "requests",
+            "rare",
+            "modern",
+            "parse_error",
+            "method",
+            "session",
+            "direction",
+            "ordinal",
+            "message",
+        )
+        # `"task"` is a rare marker; 2026-07-28 has no core tasks (see _created)
+        .filter(pl.col("rare") & ~pl.col("modern") & pl.col("parse_error").is_null())
+        .filter(pl.col("method").is_in(gates["method"].implode()))
+        .filter(pl.col("message").str.contains('"task"', literal=True))
+        .filter(pl.col("message").str.json_path_match("$.params.task").is_not_null())
+    )
+    if requests.is_empty():
+        return pl.DataFrame(schema=_AUGMENTED)
+    # the receiver: the server for requests the client sends, else the client
+    sender = pl.when(pl.col("side") == "server").then(pl.lit("c2s")).otherwise(pl.lit("s2c"))
+    requests = (
+        requests.select(
+            "ordinal", "session", "method", direction=pl.col("direction").cast(pl.String)
+        )
+        .join(gates, on="method", maintain_order="left")
+        .filter((pl.col("direction") == sender) | (pl.col("direction") == "unknown"))
+    )
+    known = (
+        ctx.sessions.filter(pl.col("session").is_in(requests["session"].unique().implode()))
+        .unpivot(
+            ["client_capabilities", "server_capabilities"],
+            index="session",
+            variable_name="side",
+            value_name="text",
+        )
+        .with_columns(pl.col("side").str.strip_suffix("_capabilities"))
+        .filter(pl.col("text").is_not_null())
+    )
+    declared = known.join(
+        _task_gates(known["text"].unique().to_list(), gates["gate"].to_list()), on="text"
+    )
+    return requests.join(declared, on=["session", "side", "gate"], maintain_order="left").select(
+        pl.col(c).cast(t) for c, t in _AUGMENTED.items()
+    )
+
+
 @rule(
     code="TK005",
     name="task-without-capability",
@@ -626,57 +704,7 @@ def task_without_capability(ctx: LintContext) -> pl.DataFrame:
     capabilities do not include `tasks.requests.tools.call`, then clients **MUST NOT**
     attempt to use task augmentation on that server's tools".
     """
-    gates = pl.DataFrame(
-        [(method, side, path) for method, (side, path) in TASK_AUGMENTATION_GATES.items()],
-        schema={"method": pl.String, "side": pl.String, "gate": pl.String},
-        orient="row",
-    )
-    requests = (
-        ctx.part(
-            "requests",
-            "rare",
-            "modern",
-            "parse_error",
-            "method",
-            "session",
-            "direction",
-            "ordinal",
-            "message",
-        )
-        # `"task"` is a rare marker; 2026-07-28 has no core tasks (see _created)
-        .filter(pl.col("rare") & ~pl.col("modern") & pl.col("parse_error").is_null())
-        .filter(pl.col("method").is_in(gates["method"].implode()))
-        .filter(pl.col("message").str.contains('"task"', literal=True))
-        .filter(pl.col("message").str.json_path_match("$.params.task").is_not_null())
-    )
-    if requests.is_empty():
-        return findings(requests, "")
-    # the receiver: the server for requests the client sends, else the client
-    sender = pl.when(pl.col("side") == "server").then(pl.lit("c2s")).otherwise(pl.lit("s2c"))
-    requests = (
-        requests.select(
-            "ordinal", "session", "method", direction=pl.col("direction").cast(pl.String)
-        )
-        .join(gates, on="method", maintain_order="left")
-        .filter((pl.col("direction") == sender) | (pl.col("direction") == "unknown"))
-    )
-    known = (
-        ctx.sessions.filter(pl.col("session").is_in(requests["session"].unique().implode()))
-        .unpivot(
-            ["client_capabilities", "server_capabilities"],
-            index="session",
-            variable_name="side",
-            value_name="text",
-        )
-        .with_columns(pl.col("side").str.strip_suffix("_capabilities"))
-        .filter(pl.col("text").is_not_null())
-    )
-    declared = known.join(
-        _task_gates(known["text"].unique().to_list(), gates["gate"].to_list()), on="text"
-    )
-    bad = requests.join(declared, on=["session", "side", "gate"], maintain_order="left").filter(
-        ~pl.col("declared")
-    )
+    bad = _augmented(ctx).filter(~pl.col("declared"))
     why = (
         pl.when(pl.col("tasks"))
         .then(pl.format("its tasks capability has no {}", "gate"))
@@ -689,5 +717,151 @@ def task_without_capability(ctx: LintContext) -> pl.DataFrame:
             "method",
             "side",
             why,
+        ),
+    )
+
+
+#: a member missing from a JSON object (``None`` stands for JSON null)
+_ABSENT = object()
+#: `execution.taskSupport` values that let a client call a tool as a task
+_TASK_TOOLS = ("optional", "required")
+
+
+def _not_created(request: str, response: str) -> str | None:
+    """What the ``response`` (JSON text) to ``request`` has instead of a `CreateTaskResult`
+    (a `result` with a `task` object), None when it has one; also None when the request's
+    `params.task` is no object (such a request is not task-augmented in any usable way)."""
+    try:
+        asked, answered = _json.loads(request), _json.loads(response)
+    except _json.JSONDecodeError:
+        return None
+    params = asked.get("params") if isinstance(asked, dict) else None
+    result = answered.get("result") if isinstance(answered, dict) else None
+    if not isinstance(params, dict) or not isinstance(params.get("task"), dict):
+        return None
+    if not isinstance(result, dict):
+        return None
+    task = result.get("task", _ABSENT)
+    if isinstance(task, dict):
+        return None
+    if task is _ABSENT:
+        members = ", ".join(sorted(result)) or "none"
+        return f"its result has no task object (members: {members})"
+    return f"its result has task {_shown(task)}, not a task object"
+
+
+def _task_tools_only(ctx: LintContext, rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` (request_ordinal, session, method, tool) without the `tools/call`
+    requests of a tool whose definition, in the latest earlier `tools/list` result of the
+    session, does not offer task execution (`execution.taskSupport` absent or
+    `forbidden`). Calls of a tool no earlier result lists are kept."""
+    calls = rows.filter(pl.col("method") == "tools/call")
+    if calls.is_empty():
+        return rows
+    listed = _defined_at(
+        calls.select("session", "tool", ordinal="request_ordinal"),
+        _definitions(ctx),
+        "task_support",
+    )
+    offered = pl.col("task_support").is_in(_TASK_TOOLS).fill_null(False)
+    refused = listed.filter(pl.col("_defined").is_not_null() & ~offered)["ordinal"]
+    return rows.filter(~pl.col("request_ordinal").is_in(refused.implode()))
+
+
+@rule(
+    code="TK006",
+    name="task-create-result-missing",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="pairing",
+)
+def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a successful response to a task-augmented request (`params.task`) that is not
+    a `CreateTaskResult`, when the receiver declared task support for that request type.
+
+    A `CreateTaskResult` is a result with a `task` object; a request is task-augmented
+    when its `params.task` is an object. The capability is the one TK005 reads
+    (`tasks.requests.tools.call` of the server, `tasks.requests.sampling.createMessage`
+    or `tasks.requests.elicitation.create` of the client); only sessions whose
+    receiver's capabilities are in the capture are judged. A receiver that did not
+    declare it must process the request normally, ignoring `task`: its plain result is
+    right (TK005 flags the requestor). Error responses are not results and are not
+    judged, nor is a `tools/call` of a tool whose definition (in the latest earlier
+    `tools/list` result of the session) has `execution.taskSupport` absent or
+    `forbidden`: the client must not call it as a task, and the server should answer
+    with `-32601`. Whether the `task` object itself is well formed is left to schema
+    validation (SC003).
+
+    ## Why is this bad?
+    A requestor that augments a request with a task waits for a task: it reads
+    `result.task.taskId`, polls `tasks/get` and fetches the outcome with `tasks/result`.
+    Given the operation's result instead, it finds no task to follow, and may throw the
+    result away as malformed, or wait for a task that was never created.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+     "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+     "serverInfo": {"name": "srv", "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "export", "arguments": {}, "task": {"ttl": 60000}}}
+    {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "done"}]}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "t-1", "status": "working",
+     "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z",
+     "ttl": 60000}}}
+    ```
+    (the tool's result then comes from `tasks/result`)
+
+    ## Reference
+    "Receivers that accept a task-augmented request MUST return a `CreateTaskResult` as
+    the response." — docs/specification/2025-11-25/basic/utilities/tasks.mdx#result-retrieval
+    (2025-11-25); the exemptions: "Receivers that do not declare the task capability for
+    a request type MUST process requests of that type normally, ignoring any
+    task-augmentation metadata if present." — tasks.mdx#task-support-and-handling; "If
+    `execution.taskSupport` is not present or `"forbidden"`, clients MUST NOT attempt to
+    invoke the tool as a task. Servers SHOULD return a `-32601` (Method not found) error
+    if a client attempts to do so." — tasks.mdx#tool-level-negotiation.
+    """
+    requests = _augmented(ctx).filter(pl.col("declared"))
+    if requests.is_empty():
+        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    rows = (
+        ctx.call_lookup(
+            requests.select("session", "method", "side", "gate", request_ordinal="ordinal"),
+            "request_ordinal",
+            ordinal="response_ordinal",
+        )
+        .filter(pl.col("ordinal").is_not_null())
+        .pipe(
+            ctx.lookup,
+            "ordinal",
+            inner=True,
+            kind="kind",
+            parse_error="parse_error",
+            response="message",
+        )
+        .filter((pl.col("kind") == "response") & pl.col("parse_error").is_null())
+        .pipe(ctx.lookup, "request_ordinal", request_line="line", request="message", tool="target")
+        .pipe(lambda rows: _task_tools_only(ctx, rows))
+    )
+    problems = [_not_created(*pair) for pair in rows.select("request", "response").iter_rows()]
+    bad = rows.with_columns(pl.Series("_problem", problems, dtype=pl.String)).filter(
+        pl.col("_problem").is_not_null()
+    )
+    return findings(
+        bad.sort("ordinal"),
+        pl.format(
+            "response to a task-augmented {} (line {}) is not a CreateTaskResult, though the "
+            "{} declared {}: {}",
+            "method",
+            "request_line",
+            "side",
+            "gate",
+            "_problem",
         ),
     )

@@ -1,6 +1,7 @@
-"""TL: tools -- tool definitions in ``tools/list`` results (the order of the list, the
-``x-mcp-header`` annotations of 2026-07-28) and what ``tools/call`` does with them
-(``structuredContent`` against ``outputSchema``, ``Mcp-Param-*`` headers on HTTP).
+"""TL: tools -- tool definitions in ``tools/list`` results (the order of the list, their
+``inputSchema`` and ``outputSchema``, the ``x-mcp-header`` annotations of 2026-07-28) and
+what ``tools/call`` does with them (``structuredContent`` against ``outputSchema``,
+``Mcp-Param-*`` headers on HTTP).
 
 A tool's definition is the one in the latest earlier successful ``tools/list`` result
 of the same session that lists the tool by name (any page). Each distinct result body
@@ -68,6 +69,11 @@ def _shown(value: object) -> str:
 def _joined(problems: list[str]) -> str:
     more = len(problems) - _PROBLEMS_SHOWN
     return "; ".join(problems[:_PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 2 * _SHOWN else flat[: 2 * _SHOWN - 1] + "…"
 
 
 def _quoted(frame: pl.DataFrame, column: str) -> pl.Expr:
@@ -175,9 +181,78 @@ def _header_check(input_schema: object) -> tuple[str | None, str | None]:
     return None, _json.dumps(mirrored)
 
 
-def _tools_of(body: str) -> list[tuple[int, str, str | None, str | None, str | None]]:
+#: the validator classes jsonschema-rs picks for each dialect it knows, by name
+_DIALECTS: dict[type[jsonschema_rs.Validator], str] = {
+    jsonschema_rs.Draft4Validator: "draft-04",
+    jsonschema_rs.Draft6Validator: "draft-06",
+    jsonschema_rs.Draft7Validator: "draft-07",
+    jsonschema_rs.Draft201909Validator: "2019-09",
+    jsonschema_rs.Draft202012Validator: "2020-12",
+}
+#: with a registry, meta-validation never fetches: a `$schema` naming a meta-schema
+#: jsonschema-rs does not bundle raises ReferencingError instead of going to the network
+_OFFLINE = jsonschema_rs.Registry([])
+
+
+def _not_a_schema(schema: object) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema of its dialect (its `$schema`, 2020-12
+    when absent); None when it is, or when `$schema` names a dialect not known here (a
+    consumer must then report the dialect unsupported, which says nothing of the
+    schema). ``ValidationError`` is a ``ValueError``: it is caught first."""
+    if not isinstance(schema, dict | bool):
+        return f"is {_shown(schema)}, not a JSON Schema"
+    try:
+        jsonschema_rs.meta.validate(schema, registry=_OFFLINE)
+    except jsonschema_rs.ValidationError as error:
+        dialect = _DIALECTS.get(jsonschema_rs.validator_cls_for(schema), "2020-12")
+        return (
+            f"is not a valid JSON Schema ({dialect}) at {_pointer(tuple(error.instance_path))}: "
+            f"{_one_line(error.message)}"
+        )
+    except jsonschema_rs.ReferencingError:
+        return None
+    except ValueError:  # what jsonschema-rs cannot take in (nested too deep) is not judged
+        return None
+    return None
+
+
+def _schema_problems(tool: dict[str, object]) -> str | None:
+    """What is wrong with the `inputSchema` and `outputSchema` of one tool definition: the
+    input schema must be there, a JSON object, with `"type": "object"` at its root, and
+    valid in its dialect; an output schema, when there, valid in its dialect."""
+    problems = []
+    if "inputSchema" not in tool:
+        problems.append("no inputSchema")
+    else:
+        schema = tool["inputSchema"]
+        if schema is None:
+            problems.append("inputSchema is null")
+        elif not isinstance(schema, dict):
+            problems.append(f"inputSchema is {_shown(schema)}, not an object")
+        else:
+            if "type" not in schema:
+                problems.append('inputSchema has no "type": "object" at its root')
+            elif schema["type"] != "object":
+                problems.append(
+                    f'inputSchema has "type": {_shown(schema["type"])} at its root, not "object"'
+                )
+            invalid = _not_a_schema(schema)
+            if invalid:
+                problems.append(f"inputSchema {invalid}")
+    if "outputSchema" in tool:
+        invalid = _not_a_schema(tool["outputSchema"])
+        if invalid:
+            problems.append(f"outputSchema {invalid}")
+    return ", ".join(problems) if problems else None
+
+
+_ToolRow = tuple[int, str, str | None, str | None, str | None, str | None, str | None]
+
+
+def _tools_of(body: str) -> list[_ToolRow]:
     """The tools of one `tools/list` result message: position, name, `outputSchema` as JSON
-    text, `x-mcp-header` problems, headers to mirror (see :func:`_header_check`)."""
+    text, `x-mcp-header` problems, headers to mirror (see :func:`_header_check`), schema
+    problems (see :func:`_schema_problems`) and `execution.taskSupport` (when a string)."""
     try:
         doc = _json.loads(body)
     except _json.JSONDecodeError:
@@ -193,7 +268,19 @@ def _tools_of(body: str) -> list[tuple[int, str, str | None, str | None, str | N
         schema = tool.get("outputSchema")
         output = _json.dumps(schema) if isinstance(schema, dict | bool) else None
         problem, mirrored = _header_check(tool.get("inputSchema"))
-        out.append((position, tool["name"], output, problem, mirrored))
+        execution = tool.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        out.append(
+            (
+                position,
+                tool["name"],
+                output,
+                problem,
+                mirrored,
+                _schema_problems(tool),
+                support if isinstance(support, str) else None,
+            )
+        )
     return out
 
 
@@ -204,6 +291,8 @@ _DEFINITION_SCHEMA = {
     "output_schema": pl.String,
     "header_problem": pl.String,
     "mirrored": pl.String,
+    "schema_problem": pl.String,
+    "task_support": pl.String,
 }
 
 
@@ -253,13 +342,21 @@ def _build_tools(ctx: LintContext) -> pl.DataFrame:
 
 def _definitions(ctx: LintContext) -> pl.DataFrame:
     """Every tool of every successful `tools/list` result: session, ordinal (of the
-    result), tool, output_schema, header_problem, mirrored; by ordinal."""
+    result), tool, output_schema, header_problem, mirrored, task_support; by ordinal."""
     return ctx.memo(
         "tools.definitions",
         lambda ctx: (
             _lists(ctx)
             .join(_tools(ctx), on="list")
-            .select("session", "ordinal", "tool", "output_schema", "header_problem", "mirrored")
+            .select(
+                "session",
+                "ordinal",
+                "tool",
+                "output_schema",
+                "header_problem",
+                "mirrored",
+                "task_support",
+            )
             .sort("ordinal")
         ),
     )
@@ -345,11 +442,6 @@ def _conformance(pairs: pl.DataFrame) -> list[str | None]:
             )
         out.append(verdicts[key])
     return out
-
-
-def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= 2 * _SHOWN else flat[: 2 * _SHOWN - 1] + "…"
 
 
 @rule(
@@ -795,3 +887,79 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
     ).filter(pl.col("_problem").is_not_null())
     bad = rows.join(distinct, on=keys, nulls_equal=True, maintain_order="left")
     return findings(bad, pl.format("HTTP tools/call of {}: {}", _quoted(bad, "tool"), "_problem"))
+
+
+# --- TL005 -------------------------------------------------------------------------
+
+
+@rule(
+    code="TL005",
+    name="tool-input-schema-invalid",
+    severity="error",
+    revisions=since("2025-11-25"),
+    scope="message",
+)
+def tool_input_schema_invalid(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `tools/list` result with a tool whose `inputSchema` is missing, `null`, not an
+    object, not of `"type": "object"` or not a valid JSON Schema, or whose `outputSchema`
+    is invalid.
+
+    Valid means valid against the meta-schema of the schema's dialect: the one its
+    `$schema` names (draft-04, draft-06, draft-07, 2019-09 or 2020-12), 2020-12 when it
+    has none. A schema whose `$schema` names another dialect is checked for its root
+    `type` only, and nothing is fetched. The meta-schemas do not check what their
+    `format` annotations describe (a `pattern` that is no regular expression), nor
+    whether a `$ref` resolves. `"type": "object"` is required of the `inputSchema` root
+    exactly (both revisions' `schema.json` make it a constant; `["object"]` does not
+    count). Of an `outputSchema` only validity is checked (a boolean schema passes; the
+    root `"type": "object"` the 2025-11-25 `schema.json` asks of it is left to schema
+    validation, SC). One finding per result names every offending tool and what is
+    wrong; tools without a string `name` are left to schema validation too.
+
+    ## Why is this bad?
+    Clients validate arguments against `inputSchema` and hand it to the model as the
+    tool's signature. A schema that is `null`, a string, or broken (`"properties": 5`)
+    makes a strict client reject the tool or the whole list, and a lenient one guess,
+    or call the tool with arguments the server cannot read. A root that is not
+    `"type": "object"` cannot describe arguments, which are always a JSON object. A
+    broken `outputSchema` leaves the client unable to check `structuredContent`.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+      {"name": "get_time", "inputSchema": null},
+      {"name": "search", "inputSchema": {"type": "object", "properties": 5}}]}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+      {"name": "get_time", "inputSchema": {"type": "object", "additionalProperties": false}},
+      {"name": "search", "inputSchema": {"type": "object",
+       "properties": {"query": {"type": "string"}}}}]}}
+    ```
+
+    ## Reference
+    `inputSchema` "MUST be a valid JSON Schema object (not `null`)" —
+    docs/specification/2026-07-28/server/tools.mdx#tool (the same words in 2025-11-25,
+    docs/specification/2025-11-25/server/tools.mdx#tool); both schemas follow the JSON
+    Schema usage guidelines, where "Schemas MUST be valid according to their declared or
+    default dialect" — docs/specification/2026-07-28/basic/index.mdx#schema-validation
+    (2025-11-25 and 2026-07-28); the `Tool.inputSchema` definition of both revisions'
+    `schema.json` requires `"type": "object"`.
+    """
+    tools = _tools(ctx).filter(pl.col("schema_problem").is_not_null())
+    if tools.is_empty():
+        return findings(_lists(ctx).clear(), "")
+    by_body: dict[int, list[str]] = {}
+    for body, tool, problem in (
+        tools.sort("position").select("list", "tool", "schema_problem").iter_rows()
+    ):
+        by_body.setdefault(body, []).append(f"tool {_shown(tool)}: {problem}")
+    verdicts = pl.DataFrame(
+        {"list": list(by_body), "_problem": [_joined(p) for p in by_body.values()]},
+        schema={"list": pl.Int64, "_problem": pl.String},
+    )
+    bad = _lists(ctx).join(verdicts, on="list", maintain_order="left")
+    return findings(bad, pl.format("tools/list result has invalid tool schemas: {}", "_problem"))

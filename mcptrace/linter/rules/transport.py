@@ -289,7 +289,8 @@ def http_header_body_mismatch(ctx: LintContext) -> pl.DataFrame:
     `Mcp-Method` must equal `method`; `Mcp-Name`, after decoding a `=?base64?…?=` value,
     must equal `params.name` (`tools/call`, `prompts/get`) or `params.uri`
     (`resources/read`). A name that itself has the `=?base64?…?=` form, sent verbatim,
-    is left to HT015 (it should have been encoded).
+    is left to HT015 (it should have been encoded). How the server answered such a
+    request is HT017's.
 
     ## Why is this bad?
     A gateway that authorises `Mcp-Name: read_file` while the server runs the body's
@@ -319,11 +320,24 @@ def http_header_body_mismatch(ctx: LintContext) -> pl.DataFrame:
     specified in the headers do not match the corresponding values in the request body."
     — basic/transports/streamable-http.mdx#server-validation (2026-07-28).
     """
+    mismatches = _header_body_mismatches(ctx)
+    return findings(mismatches, pl.col("mismatch"))
+
+
+def _header_body_mismatches(ctx: LintContext) -> pl.DataFrame:
+    """Client HTTP rows whose `Mcp-Method` or `Mcp-Name` header differs from the body
+    (HT004's findings, which HT017 judges the server's answer to): ``ordinal``, ``kind``,
+    ``id``, ``method`` and ``mismatch``, what differs, in words."""
+    return ctx.memo("transport.header_body_mismatches", _build_header_body_mismatches)
+
+
+def _build_header_body_mismatches(ctx: LintContext) -> pl.DataFrame:
+    columns = ("ordinal", "kind", "id", "method")
     rows = _client_http(ctx).filter(
         pl.col("http_headers").is_not_null() & pl.col("method").is_not_null()
     )
     if rows.is_empty():
-        return findings(rows, "")
+        return rows.select(*columns, mismatch=pl.lit(None, pl.String))
     rows = rows.with_columns(mcp_method=_header("Mcp-Method"), mcp_name=_header("Mcp-Name"))
     encoded = pl.col("mcp_name").str.extract(_BASE64, 1)
     name_bytes = (
@@ -341,7 +355,7 @@ def http_header_body_mismatch(ctx: LintContext) -> pl.DataFrame:
         & (pl.col("mcp_name") != pl.col("target"))
     )
     bad = rows.filter(method_differs | name_differs)
-    message = (
+    mismatch = (
         pl.when(method_differs)
         .then(
             pl.format(
@@ -352,7 +366,7 @@ def http_header_body_mismatch(ctx: LintContext) -> pl.DataFrame:
             pl.format('Mcp-Name header "{}" does not match body value "{}"', "mcp_name", "target")
         )
     )
-    return findings(bad, message)
+    return bad.select(*columns, mismatch=mismatch)
 
 
 @rule(
@@ -1262,5 +1276,260 @@ def mcp_name_not_base64(ctx: LintContext) -> pl.DataFrame:
             "method",
             "_text",
             "_problem",
+        ),
+    )
+
+
+# --- HT016: responses on the server's GET stream -------------------------------------
+
+#: an SSE `endpoint` event (a HAR row says "SSE event `endpoint`: ...", the wire
+#: "event: endpoint"): the GET opened the 2024-11-05 HTTP+SSE transport's stream
+_ENDPOINT_EVENT = r"(?i)\bevent\b[\s`:]*endpoint\b"
+_RESUMPTION_HEADER = "Last-Event-ID"
+
+
+@rule(
+    code="HT016",
+    name="http-response-on-get-stream",
+    severity="error",
+    revisions=since("2025-03-26", "2025-11-25"),
+    scope="transport",
+)
+def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a JSON-RPC response or error the server sent on the SSE stream of an HTTP
+    `GET`, when that `GET` was not a resumption (it had no `Last-Event-ID` header).
+
+    The `GET` is the client row of the same exchange (a HAR entry's request, at the
+    same line) or, when the capture keeps no exchanges (the capture format), the
+    session's latest `GET` before the response: then every earlier `GET` of the session
+    must show no `Last-Event-ID`, since the response may come on any stream still open.
+    Not judged: a `GET` whose request headers were not captured, or that shows only the
+    `Mcp-*` routing headers (a resumption cannot be told apart), responses of sessions
+    whose `GET` stream announced an `endpoint` event (the 2024-11-05 HTTP+SSE
+    transport, where every response comes on the `GET` stream, whatever revision was
+    negotiated over it), and sessions captured as per-direction files.
+
+    ## Why is this bad?
+    The `GET` stream is for server-initiated requests and notifications. A response
+    belongs on the stream of the `POST` that carried its request, which the client is
+    reading for exactly that answer; a response elsewhere may be missed, leaving the
+    client waiting on the `POST` stream until it times out. Only a stream resumed with
+    `Last-Event-ID` replays the undelivered answers of the stream it continues.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "kind": "transport", "http": {"method": "GET",
+     "headers": {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25",
+     "Mcp-Session-Id": "1868a90c"}}, "msg": "HTTP GET /mcp (no body)"}
+    {"dir": "s2c", "http": {"method": "GET", "status": 200,
+     "headers": {"Content-Type": "text/event-stream"}},
+     "msg": {"jsonrpc": "2.0", "id": 4, "result": {"tools": []}}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"method": "POST", "status": 200,
+     "headers": {"Content-Type": "text/event-stream"}},
+     "msg": {"jsonrpc": "2.0", "id": 4, "result": {"tools": []}}}
+    ```
+
+    ## Reference
+    "The server MUST NOT send a JSON-RPC _response_ on the stream unless resuming a
+    stream associated with a previous client request." —
+    docs/specification/2025-11-25/basic/transports.mdx#listening-for-messages-from-the-server
+    (2025-03-26 to 2025-11-25; 2026-07-28 has no `GET` stream, and on 2024-11-05's
+    HTTP+SSE transport every response comes on it).
+    """
+    # the mask alone first: most captures have no GET at all
+    on_get = (ctx.messages["http_method"] == "GET").fill_null(False)
+    rows = ctx.messages.select(
+        "ordinal", "session", "source", "line", "direction", "kind", "id", "http_headers", "message"
+    )
+    if not on_get.any():
+        return findings(rows.clear(), "")
+    rows = rows.filter(on_get)
+    responses = rows.filter(
+        (pl.col("direction") == "s2c") & pl.col("kind").is_in(["response", "error"])
+    )
+    if responses.is_empty():
+        return findings(responses, "")
+    legacy = rows.filter(
+        (pl.col("direction") == "s2c")
+        & (pl.col("kind") == "transport")
+        & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
+    )["session"].unique()
+    responses = responses.filter(~pl.col("session").is_in(legacy.implode()))
+    # a GET surely not a resumption: headers beyond the routing ones captured, and
+    # no Last-Event-ID among them
+    gets = rows.filter(pl.col("direction") == "c2s").select(
+        "ordinal",
+        "session",
+        "source",
+        "line",
+        plain=pl.col("http_headers").is_not_null()
+        & _GENERAL_HEADERS
+        & ~_has_header(_RESUMPTION_HEADER),
+    )
+    same_exchange = gets.select("session", "source", "line", "plain", get_line="line").unique(
+        ["session", "source", "line"], keep="first"
+    )
+    responses = responses.join(
+        same_exchange, on=["session", "source", "line"], how="left", maintain_order="left"
+    )
+    on_own_line = responses.filter(pl.col("get_line").is_not_null())
+    # every GET so far in the session was plain: no stream open then was a resumption
+    so_far = gets.select(
+        "session",
+        at="ordinal",
+        get_line="line",
+        plain=(~pl.col("plain")).cum_sum().over("session") == 0,
+    )
+    elsewhere = (
+        responses.filter(pl.col("get_line").is_null() & ordered(ctx))
+        .drop("get_line", "plain")
+        .join_asof(
+            so_far,
+            left_on="ordinal",
+            right_on="at",
+            by="session",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .drop("at")
+    )
+    bad = (
+        pl.concat([on_own_line, elsewhere], how="diagonal_relaxed")
+        .filter(pl.col("plain").fill_null(False))
+        .sort("ordinal")
+    )
+    what = pl.when(pl.col("kind") == "error").then(pl.lit("error")).otherwise(pl.lit("response"))
+    return findings(
+        bad,
+        pl.format(
+            "server sent the JSON-RPC {} to id {} on the stream of the GET at line {},"
+            " which resumed no stream (no Last-Event-ID header): a response goes on the"
+            " POST stream of its request",
+            what,
+            pl.col("id").fill_null("null"),
+            "get_line",
+        ),
+    )
+
+
+# --- HT017: a header mismatch the server did not reject ------------------------------
+
+_HEADER_MISMATCH = -32020
+#: error codes another MUST of the spec demands for a request whatever its headers: a
+#: server that answers one of them has rejected the request for that reason first
+#: (-32021 missing client capability, -32022 unsupported protocol version, -32601
+#: method not found)
+_OTHER_REJECTIONS = (-32021, -32022, -32601)
+#: statuses of a request refused before its body was read (authorization, Origin): the
+#: rule is for "servers that process the request body"
+_REFUSED_UNREAD = (401, 403)
+
+
+@rule(
+    code="HT017",
+    name="http-header-mismatch-accepted",
+    severity="error",
+    revisions=MODERN,
+    scope="transport",
+)
+def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a server that did not reject a request whose `Mcp-Method` or `Mcp-Name`
+    header differs from its body with `400 Bad Request` and `HeaderMismatch` (`-32020`).
+
+    The requests are those HT004 flags; the answer is a result (the request was
+    processed, even if the result is a tool error or asks for input), or an error with
+    another code (its status is named too when it is not `400`). `Mcp-Name` values of
+    the `=?base64?…?=` form are decoded before comparing, as HT004 does. Not judged: a
+    request with no answer in the capture (an intermediary may reject with a bare
+    `400`), errors another MUST demands whatever the headers (`-32021` missing client
+    capability, `-32022` unsupported protocol version, `-32601` method not found), and
+    errors sent with `401` or `403` (refused before the body was read). A `-32020` sent
+    with another status than `400` is HT006's finding, not this rule's.
+
+    ## Why is this bad?
+    Gateways route, authorise and rate-limit on the headers while the server executes
+    the body. A server that runs `delete_file` on a request whose `Mcp-Name` said
+    `read_file` lets a client slip past every policy the gateway enforced; the
+    rejection is what makes the headers trustworthy. The exact status and code tell the
+    client to fix its headers rather than fall back to an older protocol.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2026-07-28",
+     "Mcp-Method": "tools/call", "Mcp-Name": "read_file"}},
+     "msg": {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "delete_file",
+      "arguments": {}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}}
+    {"dir": "s2c", "http": {"status": 200, "headers": {"Content-Type": "application/json"}},
+     "msg": {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete",
+      "content": [{"type": "text", "text": "deleted"}]}}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"status": 400, "headers": {"Content-Type": "application/json"}},
+     "msg": {"jsonrpc": "2.0", "id": 7, "error": {"code": -32020,
+      "message": "Header mismatch: Mcp-Name 'read_file' does not match 'delete_file'"}}}
+    ```
+
+    ## Reference
+    "Servers that process the request body MUST reject requests where the values
+    specified in the headers do not match the corresponding values in the request body."
+    and "When rejecting a request due to header validation failure, servers MUST return
+    HTTP status `400 Bad Request` and MUST include a JSON-RPC error response using the
+    following error code:" (`-32020`, `HeaderMismatch`) —
+    docs/specification/2026-07-28/basic/transports/streamable-http.mdx#server-validation
+    (2026-07-28).
+    """
+    requests = _header_body_mismatches(ctx).filter(pl.col("kind") == "request")
+    if requests.is_empty():
+        return findings(requests, "")
+    answered = ctx.call_lookup(
+        requests, "ordinal", answer="response_ordinal", outcome="outcome", code="error_code"
+    ).filter(pl.col("answer").is_not_null())
+    answered = ctx.lookup(answered, "ordinal", request_line="line", request_status="http_status")
+    answered = ctx.lookup(answered, "answer", answer_status="http_status")
+    # the exchange's status first, as for the other status rules (see _exchanges)
+    status = pl.coalesce("request_status", "answer_status")
+    rejected = pl.col("outcome") == "error"
+    wrong_code = rejected & (pl.col("code").fill_null(0) != _HEADER_MISMATCH)
+    wrong_status = rejected & status.is_not_null() & (status != 400)
+    excused = rejected & (
+        pl.col("code").is_in(_OTHER_REJECTIONS).fill_null(False)
+        | status.is_in(_REFUSED_UNREAD).fill_null(False)
+    )
+    # the finding points at the answer; a HeaderMismatch sent with another status than
+    # 400 is HT006's finding (the status of every -32020), not reported twice
+    bad = answered.with_columns(status=status, ordinal="answer").filter(
+        (~rejected | wrong_code) & ~excused
+    )
+    error = (
+        pl.when(pl.col("code").is_null())
+        .then(pl.lit("an error without a code"))
+        .otherwise(pl.format("error {}", "code"))
+    )
+    verdict = (
+        pl.when(~rejected)
+        .then(pl.lit("was answered with a result"))
+        .when(wrong_status)
+        .then(pl.format("was rejected with {} and HTTP status {}", error, "status"))
+        .otherwise(pl.format("was rejected with {}", error))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} request id {} (line {}), whose {}, {}: a header mismatch must be rejected"
+            " with 400 Bad Request and HeaderMismatch (-32020)",
+            "method",
+            "id",
+            "request_line",
+            "mismatch",
+            verdict,
         ),
     )
