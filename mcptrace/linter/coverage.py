@@ -80,8 +80,9 @@ R028 ping-empty-result covered LC011 : promptness not measured
 R029 meta-required-fields covered MT001
 R030 meta-missing-rejected covered MT002 : HTTP 400 status for this case not checked
 R031 meta-client-info covered MT004
-R032 result-server-info partial MT005 : only servers that include serverInfo on some
-    results are flagged; a server never sending it is assumed configured off
+R032 result-server-info covered MT005,MT015 : MT005 flags results missing it from a server
+    that sends it elsewhere; MT015 reports a server that never sends it, as info (it may be
+    configured not to)
 R033 missing-client-capability-error covered MT013,HT006 : HT006 checks the 400 status on
     HTTP
 R034 server-no-capability-inference partial CP005,MT013,MT002 : per-request capability
@@ -184,8 +185,9 @@ R105 ttl-non-negative covered RS010
 R106 cache-scope-consistent-across-pages covered RS015
 R107 input-required-no-cache-hints covered RS012
 R108 completion-max-values covered RS011
-R109 task-augmentation-needs-capability covered TK005 : the per-tool taskSupport setting is
-    not checked
+R109 task-augmentation-needs-capability covered TK005,TK007,TK008 : TK007 the per-tool
+    taskSupport, TK008 the server's -32601 for a required one; the SHOULD -32601 for a
+    forbidden one is not checked
 R110 task-create-result covered TK006 : a plain answer for a tool whose taskSupport is
     absent or forbidden is not flagged (the client should not have asked)
 R111 task-status-transitions covered TK002 : statuses leaving a terminal one; "begin in

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.protocol import REVISIONS
 
 if TYPE_CHECKING:
@@ -138,6 +139,25 @@ def rule(
 def registered() -> list[Rule]:
     """Every rule registered so far, in registration order."""
     return list(_REGISTERED)
+
+
+#: longest JSON value a finding's message spells out
+SHOWN_CHARS = 60
+
+
+def shown(value: object) -> str:
+    """``value`` as compact JSON, cut after :data:`SHOWN_CHARS` characters: a value quoted
+    in a finding's message."""
+    text = _json.dumps(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+def quoted(frame: pl.DataFrame, column: str) -> pl.Expr:
+    """Column ``column`` of ``frame`` as :func:`shown` spells each value (each distinct
+    value converted once)."""
+    values = frame[column].unique().drop_nulls()
+    spelled = pl.Series([shown(v) for v in values], dtype=pl.String)
+    return pl.col(column).replace_strict(values, spelled, default=None, return_dtype=pl.String)
 
 
 def and_more(count: str = "_count") -> pl.Expr:

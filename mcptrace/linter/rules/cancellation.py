@@ -21,14 +21,14 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, and_more, findings, rule
-from mcptrace.linter.rules.subscriptions import _sid_text, _stream_notifications
+from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
 
 _CANCELLED = "notifications/cancelled"
 #: cancels and responses closer than this cross on the wire: not reported
 _RACE = timedelta(milliseconds=100)
 
 
-def _matched_cancels(ctx: LintContext) -> pl.DataFrame:
+def matched_cancels(ctx: LintContext) -> pl.DataFrame:
     return ctx.memo("cancellation.matched", _build_matched_cancels)
 
 
@@ -184,7 +184,7 @@ def cancel_for_unknown_request(ctx: LintContext) -> pl.DataFrame:
     (2024-11-05 to 2025-11-25); 2026-07-28: "Were previously issued by the client",
     basic/patterns/cancellation.mdx#behavior-requirements.
     """
-    cancels = _matched_cancels(ctx)
+    cancels = matched_cancels(ctx)
     unknown = cancels.filter(
         pl.col("request_ordinal").is_null() & ~(pl.col("modern") & (pl.col("direction") == "s2c"))
     )
@@ -247,7 +247,7 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Reported as a warning because of the races the spec allows for.
     """
     unordered = ctx.unordered_sessions.implode()
-    cancels = _matched_cancels(ctx).filter(
+    cancels = matched_cancels(ctx).filter(
         (pl.col("response_ordinal") < pl.col("ordinal"))
         & (pl.col("request_method") != "initialize")
         & ~pl.col("session").is_in(unordered)
@@ -310,7 +310,7 @@ def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
     """
     unordered = ctx.unordered_sessions.implode()
     cancels = (
-        _matched_cancels(ctx)
+        matched_cancels(ctx)
         .filter(
             (pl.col("response_ordinal") > pl.col("ordinal"))
             # 2026-07-28 forbids it outright: CN006
@@ -485,7 +485,7 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     """
     unordered = ctx.unordered_sessions.implode()
     cancels = (
-        _matched_cancels(ctx)
+        matched_cancels(ctx)
         .filter(
             pl.col("modern")
             & (pl.col("direction") == "c2s")
@@ -535,8 +535,8 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     )
     listens = cancels.filter(pl.col("request_method") == "subscriptions/listen")
     stream = (
-        _stream_notifications(ctx)
-        .with_columns(id=_sid_text())
+        stream_notifications(ctx)
+        .with_columns(id=sid_text())
         .join(listens.select("session", "id", "request_ordinal"), on=["session", "id"])
         .filter(pl.col("ordinal") > pl.col("request_ordinal"))
         .select("request_ordinal", _at="ordinal", _what="method")

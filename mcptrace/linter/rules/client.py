@@ -25,8 +25,8 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext
-from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
-from mcptrace.linter.rules.results import _mrtr_retries
+from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, shown, since
+from mcptrace.linter.rules.results import mrtr_retries
 from mcptrace.protocol import CLIENT_CAPABILITIES_KEY, has_capability
 
 _SAMPLING = "sampling/createMessage"
@@ -389,7 +389,7 @@ def _roots_retries(ctx: LintContext) -> pl.DataFrame:
     if _input_required_with(ctx, _ROOTS).is_empty():
         return pl.DataFrame(schema=schema)
     pairs = (
-        _mrtr_retries(ctx)
+        mrtr_retries(ctx)
         .filter(pl.col("ir_inputs").str.contains(_ROOTS, literal=True))
         .filter(pl.col("_inputs").is_not_null())
         .select("ordinal", "ir_inputs", "_inputs")
@@ -808,12 +808,6 @@ _SUBCAPABILITY_HINT = r'"(?:url|tools|toolChoice)"|Servers?"'
 _URL_ELICITATION = r'"elicitation"\s*:\s*\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*"url"'
 
 
-def _shown(value: Any) -> str:
-    """``value`` as compact JSON, cut to a length a finding's message can carry."""
-    text = _json.dumps(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _elicitation_problem(caps: dict[str, Any], params: dict[str, Any], source: str) -> str | None:
     """Why an elicitation request with ``params`` uses a mode ``caps`` does not support."""
     if not has_capability(caps, "elicitation"):
@@ -830,7 +824,7 @@ def _elicitation_problem(caps: dict[str, Any], params: dict[str, Any], source: s
     else:
         return None  # a supported mode, or one the schema checks reject
     asked = "mode" if "mode" in params else "mode (no mode given)"
-    declared = _shown(caps["elicitation"])
+    declared = shown(caps["elicitation"])
     return (
         f"elicitation/create in {mode} {asked}, but {source} elicitation {declared} ({supported})"
     )
@@ -843,7 +837,7 @@ def _sampling_problems(
     and ``caps`` does not declare."""
     if not has_capability(caps, "sampling"):
         return []  # the whole capability is missing: CP001/CP005 report that
-    declared = _shown(caps["sampling"])
+    declared = shown(caps["sampling"])
     problems = []
     # a member given as null is read as omitted, as most JSON libraries write it
     tool_members = [name for name in ("tools", "toolChoice") if params.get(name) is not None]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace.linter.context import LintContext
+from mcptrace.linter.jsontext import content, json_tokens, path
 from mcptrace.linter.rule import LEGACY, MODERN, findings, rule
-from mcptrace.linter.rules.meta import content, json_tokens, path
 from mcptrace.protocol import ERROR_CODE_NAMES, INVALID_PARAMS, PRERELEASE_CODES, error_code_info
 
 _RESOURCE_NOT_FOUND = -32002

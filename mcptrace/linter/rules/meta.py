@@ -1,10 +1,5 @@
 """MT: ``_meta`` (2026 per-request protocol fields, key names, trace context) and
-version negotiation.
-
-Also home of :func:`json_tokens`, the vectorised JSON tokenizer the MT, RS, ER
-and SB rules use to walk the keys of an object or the elements of an array
-without decoding JSON row by row.
-"""
+version negotiation."""
 
 from __future__ import annotations
 
@@ -15,6 +10,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import LintContext
+from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import MODERN, findings, rule, since
 from mcptrace.linter.rules.envelope import is_notification_method
 from mcptrace.protocol import (
@@ -33,71 +29,6 @@ from mcptrace.protocol import (
     is_valid_meta_key,
     wire_methods_in,
 )
-
-# ---------------------------------------------------------------------------
-# Shared helpers (also imported by results, errors and subscriptions)
-# ---------------------------------------------------------------------------
-
-#: One JSON token: a string literal, a structural character, or a bare scalar.
-_TOKEN = r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^{}\[\]:,"\s]+'
-
-
-def json_tokens(frame: pl.DataFrame, text: str) -> pl.DataFrame:
-    """Tokenize the JSON text in column ``text``: one row per token.
-
-    Returns ``ordinal`` (of the input row), ``row`` (input row index), ``pos``
-    (token index in the text), ``tok``, ``depth`` (containers open before the
-    token: the members of a top-level object are at depth 1), ``is_key`` (a string
-    followed by ``:``), ``value`` (for keys: the token after the colon, ``{`` or
-    ``[`` when the value is a container) and ``member`` (the depth-1 key or
-    depth-1 array element index the token belongs to, as text).
-    Rows whose text is null produce no tokens. The text must be valid JSON.
-    """
-    toks = (
-        frame.select("ordinal", pl.col(text).str.extract_all(_TOKEN).alias("tok"))
-        .with_row_index("row")
-        .explode("tok")
-        .drop_nulls("tok")
-        .with_columns(pos=pl.int_range(pl.len()).over("row"))
-    )
-    opens = pl.col("tok").is_in(["{", "["])
-    closes = pl.col("tok").is_in(["}", "]"])
-    delta = opens.cast(pl.Int32) - closes.cast(pl.Int32)
-    toks = toks.with_columns(depth=(delta.cum_sum() - delta).over("row"))
-    same_row_next = pl.col("row").shift(-1) == pl.col("row")
-    toks = toks.with_columns(
-        is_key=pl.col("tok").str.starts_with('"')
-        & same_row_next
-        & (pl.col("tok").shift(-1) == ":"),
-        value=pl.when(pl.col("row").shift(-2) == pl.col("row")).then(pl.col("tok").shift(-2)),
-    )
-    # depth-1 member: an object's key, or an array element's index
-    top_is_array = pl.col("tok").first().over("row") == "["
-    element_start = (pl.col("depth") == 1) & ~pl.col("tok").is_in([",", "]", "}"])
-    member = (
-        pl.when(top_is_array & element_start)
-        .then((element_start.cast(pl.Int32).cum_sum().over("row") - 1).cast(pl.String))
-        .when(~top_is_array & (pl.col("depth") == 1) & pl.col("is_key"))
-        .then(pl.col("tok"))
-    )
-    return toks.with_columns(member=member.forward_fill().over("row"))
-
-
-def unquote(expr: pl.Expr) -> pl.Expr:
-    """A JSON string token without its quotes (escapes other than ``\\/`` kept)."""
-    return (
-        expr.str.strip_prefix('"').str.strip_suffix('"').str.replace_all(r"\\/", "/", literal=True)
-    )
-
-
-def path(p: str) -> pl.Expr:
-    """The value at JSON path ``p`` of the message (text; objects as compact JSON)."""
-    return pl.col("message").str.json_path_match(p)
-
-
-def content(frame: pl.DataFrame) -> pl.DataFrame:
-    """Rows whose message body is available (not reconstructed or damaged)."""
-    return frame.filter(pl.col("parse_error").is_null())
 
 
 def _meta_key(key: str, where: str = "params") -> str:
@@ -444,9 +375,9 @@ def result_missing_server_info(ctx: LintContext) -> pl.DataFrame:
     Flags 2026 results without `io.modelcontextprotocol/serverInfo` in `result._meta`,
     in sessions where the server does include it on other results.
 
-    A server that never sends `serverInfo` is taken to be configured not to (the
-    specification's own response examples omit it), so only inconsistent servers are
-    flagged.
+    A server that never sends `serverInfo` may be configured not to (the
+    specification's own response examples omit it): MT015 reports that once per session,
+    as information; this rule flags only inconsistent servers.
 
     ## Why is this bad?
     Without a handshake, `serverInfo` on each result is how a client (and its logs)
@@ -484,8 +415,25 @@ def result_missing_server_info(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28). Schema:
     `ResultMetaObject`.
     """
+    results = _server_info_results(ctx)
+    bad = results.filter(~pl.col("_has") & pl.col("_has").any().over("session"))
+    return findings(
+        bad,
+        pl.lit(
+            f"result carries no {SERVER_INFO_KEY} in _meta although other results of this server do"
+        ),
+    )
+
+
+def _server_info_results(ctx: LintContext) -> pl.DataFrame:
+    """ordinal, session and ``_has`` (the text names serverInfo) of the readable results
+    servers sent in sessions judged 2026-07-28, in capture order (MT005, MT015)."""
+    return ctx.memo("meta.server_info_results", _build_server_info_results)
+
+
+def _build_server_info_results(ctx: LintContext) -> pl.DataFrame:
     columns = ("ordinal", "session", "modern", "kind", "direction", "parse_error", "message")
-    results = (
+    return (
         ctx.part("responses", *columns)
         .filter(
             pl.col("modern"),
@@ -493,13 +441,75 @@ def result_missing_server_info(ctx: LintContext) -> pl.DataFrame:
             pl.col("direction") != "c2s",
             pl.col("parse_error").is_null(),
         )
-        .with_columns(_has=pl.col("message").str.contains(SERVER_INFO_KEY, literal=True))
+        .select(
+            "ordinal",
+            "session",
+            _has=pl.col("message").str.contains(SERVER_INFO_KEY, literal=True),
+        )
     )
-    bad = results.filter(~pl.col("_has") & pl.col("_has").any().over("session"))
+
+
+@rule(
+    code="MT015",
+    name="server-info-never-sent",
+    severity="info",
+    revisions=MODERN,
+    scope="session",
+)
+def server_info_never_sent(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Reports a 2026 session in which the server identified itself on none of its results:
+    no result carries `io.modelcontextprotocol/serverInfo` in `result._meta`.
+
+    One finding per session, on its first result, with the number of results. It is
+    information, not a warning: the specification lets a server be configured not to
+    send `serverInfo`, and a capture cannot show that configuration. A server that sends
+    it on some results but not others is MT005's finding.
+
+    ## Why is this bad?
+    Without a handshake there is no `initialize` result to name the server: `serverInfo`
+    on each result is how a client, its logs and a post-mortem tell which server software
+    (and which version) answered, for instance behind a load balancer. Where no result
+    carries it, every answer of the session is anonymous.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": [],
+     "ttlMs": 0, "cacheScope": "public"}}
+    {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "content": []}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": [],
+     "ttlMs": 0, "cacheScope": "public",
+     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "weather", "version": "3.0.0"}}}}
+    ```
+
+    ## Reference
+    "Servers SHOULD include the following `io.modelcontextprotocol/*` field in every
+    result's `_meta`, unless specifically configured not to do so, to identify themselves
+    without relying on any prior connection state:" —
+    docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28). Schema:
+    `ResultMetaObject`.
+    """
+    results = _server_info_results(ctx)
+    silent = (
+        results.group_by("session")
+        .agg(
+            pl.col("ordinal").min(),
+            pl.len().alias("results"),
+            pl.col("_has").any().alias("_any"),
+        )
+        .filter(~pl.col("_any"))
+    )
     return findings(
-        bad,
-        pl.lit(
-            f"result carries no {SERVER_INFO_KEY} in _meta although other results of this server do"
+        silent,
+        pl.format(
+            "none of the {} results of this session carries {} in _meta: the server never "
+            "identifies itself (it SHOULD, unless configured not to)",
+            "results",
+            pl.lit(SERVER_INFO_KEY),
         ),
     )
 

@@ -5,16 +5,15 @@ cursors.
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 
 import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext, computed_where, json_paths
+from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule, since
 from mcptrace.linter.rules.lifecycle import ordered, with_line
-from mcptrace.linter.rules.meta import content, json_tokens, path, unquote
 from mcptrace.protocol import (
     CACHEABLE_METHODS,
     CLIENT_CAPABILITIES_KEY,
@@ -358,17 +357,10 @@ def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
     return findings(per_msg, pl.format("{} (allowed: {})", "_p", pl.lit(allowed)))
 
 
-#: (context, frame) of the last :func:`_mrtr_retries` call: RS006..RS008 share it
-_RETRIES_MEMO: list[tuple[weakref.ref[LintContext], pl.DataFrame]] = []
-
-
-def _mrtr_retries(ctx: LintContext) -> pl.DataFrame:
-    """:func:`_find_mrtr_retries`, computed once per lint run."""
-    if _RETRIES_MEMO and _RETRIES_MEMO[0][0]() is ctx:
-        return _RETRIES_MEMO[0][1]
-    frame = _find_mrtr_retries(ctx)
-    _RETRIES_MEMO[:] = [(weakref.ref(ctx), frame)]
-    return frame
+def mrtr_retries(ctx: LintContext) -> pl.DataFrame:
+    """:func:`_find_mrtr_retries`, computed once per lint run (RS006-RS008, RS013 and CF002
+    read it)."""
+    return ctx.memo("results.mrtr_retries", _find_mrtr_retries)
 
 
 def _input_required_calls(ctx: LintContext) -> pl.DataFrame:
@@ -530,7 +522,7 @@ def mrtr_retry_reuses_id(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28).
     """
     # the original request: the only candidate, or the only one whose requestState matches
-    pairs = _mrtr_retries(ctx).filter(
+    pairs = mrtr_retries(ctx).filter(
         (pl.col("n") == 1) | (pl.col("is_match") & (pl.col("n_match") == 1))
     )
     bad = pairs.filter(pl.col("id") == pl.col("first_id"))
@@ -613,7 +605,7 @@ def mrtr_request_state_not_echoed(ctx: LintContext) -> pl.DataFrame:
     """
     # no candidate result issued the state the retry sends; cite the latest one with a state
     bad = (
-        _mrtr_retries(ctx)
+        mrtr_retries(ctx)
         .filter((pl.col("n_match") == 0) & pl.col("ir_state").is_not_null())
         .group_by("ordinal", maintain_order=True)
         .last()
@@ -702,7 +694,7 @@ def mrtr_unsolicited_request_state(ctx: LintContext) -> pl.DataFrame:
     """
     # a state on the retry while no candidate result issued any
     bad = (
-        _mrtr_retries(ctx)
+        mrtr_retries(ctx)
         .filter(pl.col("state").is_not_null())
         .filter(pl.col("ir_state").is_null().all().over("ordinal"))
         .group_by("ordinal", maintain_order=True)
@@ -1062,7 +1054,7 @@ def mrtr_input_responses_incomplete(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `InputResponses` ("Keys correspond to the keys in the
     InputRequests map").
     """
-    retries = _mrtr_retries(ctx).filter(
+    retries = mrtr_retries(ctx).filter(
         pl.col("ir_inputs").is_not_null()
         & ((pl.col("n") == 1) | (pl.col("is_match") & (pl.col("n_match") == 1)))
     )

@@ -9,19 +9,12 @@ request or notification definition (SC002), the result type of the answered requ
 
 from __future__ import annotations
 
-import weakref
-
 import polars as pl
 
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule
 from mcptrace.linter.schemas import VALIDATION_SCHEMA, validate_messages
 from mcptrace.protocol import TASK_AUGMENTATION_GATES
-
-# The last lint's validation: (its context, the result). The rules run one after the
-# other on the same context, so one entry is enough; the weak reference lets the
-# context go when the lint ends.
-_LAST: list[tuple[weakref.ref[LintContext], pl.DataFrame]] = []
 
 
 def _input(ctx: LintContext) -> pl.DataFrame:
@@ -54,11 +47,9 @@ def _input(ctx: LintContext) -> pl.DataFrame:
 def _validation(ctx: LintContext) -> pl.DataFrame:
     if ctx.schema_dir is None:
         return pl.DataFrame(schema=VALIDATION_SCHEMA)
-    if _LAST and _LAST[0][0]() is ctx:
-        return _LAST[0][1]
-    result = validate_messages(_input(ctx), ctx.schema_dir)
-    _LAST[:] = [(weakref.ref(ctx), result)]
-    return result
+    schema_dir = ctx.schema_dir
+    # one validation serves SC001-SC004
+    return ctx.memo("schema.validation", lambda ctx: validate_messages(_input(ctx), schema_dir))
 
 
 def _more() -> pl.Expr:

@@ -19,8 +19,8 @@ import re
 import polars as pl
 
 from mcptrace.linter.context import LintContext
+from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import MODERN, findings, rule
-from mcptrace.linter.rules.meta import content, json_tokens, path, unquote
 from mcptrace.protocol import SUBSCRIPTION_ID_KEY
 
 _LISTEN = "subscriptions/listen"
@@ -50,12 +50,12 @@ def _sid(where: str) -> dict[str, pl.Expr]:
     }
 
 
-def _sid_text() -> pl.Expr:
+def sid_text() -> pl.Expr:
     """The subscriptionId as JSON text (as the ``id`` column spells request ids)."""
     return pl.when(pl.col("sid_str")).then(pl.format('"{}"', "sid")).otherwise(pl.col("sid"))
 
 
-def _stream_notifications(ctx: LintContext) -> pl.DataFrame:
+def stream_notifications(ctx: LintContext) -> pl.DataFrame:
     """Server notifications of 2026 sessions that carry a subscriptionId."""
     return ctx.memo("subscriptions.stream_notifications", _build_stream_notifications)
 
@@ -256,7 +256,7 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/patterns/subscriptions.mdx#receiving-notifications
     (2026-07-28).
     """
-    rows = _resolve(ctx, _stream_notifications(ctx).select("ordinal", "session", "sid", "sid_str"))
+    rows = _resolve(ctx, stream_notifications(ctx).select("ordinal", "session", "sid", "sid_str"))
     # same value, other JSON type: the latest listen request whose id differs only by type
     listens = _client_requests(ctx, rows).filter(pl.col("req_method") == _LISTEN)
     other_type = (
@@ -273,7 +273,7 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
         )
         .select("ordinal", "_tl", "_tstr")
     )
-    rows = rows.join(other_type, on="ordinal", how="left").with_columns(_shown=_sid_text())
+    rows = rows.join(other_type, on="ordinal", how="left").with_columns(_shown=sid_text())
     problem = (
         pl.when(pl.col("req_ordinal").is_not_null() & (pl.col("req_method") != _LISTEN))
         .then(
@@ -332,7 +332,7 @@ def _listen_results(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_listen_stream(ctx: LintContext) -> pl.DataFrame:
-    notes = _stream_notifications(ctx).select("ordinal", "session", "method", "sid", "sid_str")
+    notes = stream_notifications(ctx).select("ordinal", "session", "method", "sid", "sid_str")
     results = (
         _listen_results(ctx)
         .with_columns(**_sid("result"))
@@ -591,13 +591,13 @@ def listen_result_missing_subscription_id(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `SubscriptionsListenResult._meta` (required).
     """
     rows = _listen_results(ctx).with_columns(**_sid("result"))
-    bad = rows.filter(pl.col("sid").is_null() | (_sid_text() != pl.col("id")))
+    bad = rows.filter(pl.col("sid").is_null() | (sid_text() != pl.col("id")))
     missing = pl.format(
         "subscriptions/listen result carries no {} in _meta", pl.lit(SUBSCRIPTION_ID_KEY)
     )
     other = pl.format(
         "subscriptions/listen result names subscription {} but answers request id {}",
-        _sid_text(),
+        sid_text(),
         "id",
     )
     return findings(bad, pl.when(pl.col("sid").is_null()).then(missing).otherwise(other))

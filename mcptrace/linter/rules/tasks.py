@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import LintContext, json_paths
-from mcptrace.linter.rule import and_more, findings, rule
-from mcptrace.linter.rules.cancellation import _matched_cancels, sent_well_after_response
-from mcptrace.linter.rules.tools import _defined_at, _definitions, _shown
+from mcptrace.linter.rule import and_more, findings, quoted, rule, shown
+from mcptrace.linter.rules.cancellation import matched_cancels, sent_well_after_response
+from mcptrace.linter.rules.tools import defined_at, tool_definitions
 from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
 
 _TASKS_2025 = ("2025-11-25",)
@@ -58,8 +57,8 @@ def _list_entries(texts: pl.Series) -> pl.DataFrame:
     rows: list[tuple[str, str, str, str | None]] = []
     for text in texts.unique().drop_nulls().to_list():
         try:
-            entries: Any = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            entries: Any = _json.loads(text)
+        except _json.JSONDecodeError:
             continue
         if not isinstance(entries, list):
             continue
@@ -234,7 +233,7 @@ def task_cancelled_by_notification(ctx: LintContext) -> pl.DataFrame:
     tasks = tasks.unique("request_ordinal", keep="first").select("request_ordinal", "task_id")
     unordered = ctx.unordered_sessions.implode()
     cancels = (
-        _matched_cancels(ctx)
+        matched_cancels(ctx)
         .join(tasks, on="request_ordinal")
         .filter(
             (pl.col("response_ordinal") < pl.col("ordinal"))
@@ -563,8 +562,8 @@ def _task_gates(texts: list[str], paths: list[str]) -> pl.DataFrame:
     rows: list[tuple[str, str, bool, bool]] = []
     for text in texts:
         try:
-            caps: Any = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            caps: Any = _json.loads(text)
+        except _json.JSONDecodeError:
             continue
         if isinstance(caps, dict):
             tasks = has_capability(caps, "tasks")
@@ -747,7 +746,7 @@ def _not_created(request: str, response: str) -> str | None:
     if task is _ABSENT:
         members = ", ".join(sorted(result)) or "none"
         return f"its result has no task object (members: {members})"
-    return f"its result has task {_shown(task)}, not a task object"
+    return f"its result has task {shown(task)}, not a task object"
 
 
 def _task_tools_only(ctx: LintContext, rows: pl.DataFrame) -> pl.DataFrame:
@@ -758,9 +757,9 @@ def _task_tools_only(ctx: LintContext, rows: pl.DataFrame) -> pl.DataFrame:
     calls = rows.filter(pl.col("method") == "tools/call")
     if calls.is_empty():
         return rows
-    listed = _defined_at(
+    listed = defined_at(
         calls.select("session", "tool", ordinal="request_ordinal"),
-        _definitions(ctx),
+        tool_definitions(ctx),
         "task_support",
     )
     offered = pl.col("task_support").is_in(_TASK_TOOLS).fill_null(False)
@@ -789,8 +788,8 @@ def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
     right (TK005 flags the requestor). Error responses are not results and are not
     judged, nor is a `tools/call` of a tool whose definition (in the latest earlier
     `tools/list` result of the session) has `execution.taskSupport` absent or
-    `forbidden`: the client must not call it as a task, and the server should answer
-    with `-32601`. Whether the `task` object itself is well formed is left to schema
+    `forbidden`: the client must not call it as a task (TK007), and the server should
+    answer with `-32601`. Whether the `task` object itself is well formed is left to schema
     validation (SC003).
 
     ## Why is this bad?
@@ -863,5 +862,311 @@ def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
             "side",
             "gate",
             "_problem",
+        ),
+    )
+
+
+#: the server capability under which a tool's `execution.taskSupport` is binding
+_TOOLS_CALL_GATE = TASK_AUGMENTATION_GATES["tools/call"][1]
+#: columns of :func:`_judged_tool_calls`
+_TOOL_CALLS = {
+    "ordinal": pl.Int64,
+    "session": pl.UInt32,
+    "line": pl.Int64,
+    "tool": pl.String,
+    "task_support": pl.String,
+    "list_line": pl.Int64,
+    "augmented": pl.Boolean,
+    "malformed": pl.String,
+}
+
+
+def _params_task(request: str) -> tuple[bool, str | None]:
+    """Whether the ``request`` (JSON text) is task-augmented (its `params.task` is an
+    object), and the `params.task` shown (see :func:`_shown`) when it is there but is
+    no object (None otherwise)."""
+    try:
+        doc = _json.loads(request)
+    except _json.JSONDecodeError:
+        return False, None
+    params = doc.get("params") if isinstance(doc, dict) else None
+    task = params.get("task", _ABSENT) if isinstance(params, dict) else _ABSENT
+    if isinstance(task, dict):
+        return True, None
+    return False, None if task is _ABSENT else shown(task)
+
+
+def _tool_task_sessions(ctx: LintContext) -> pl.Series:
+    """Codes of the sessions whose server declared `tasks.requests.tools.call`."""
+    servers = ctx.sessions.select("session", text="server_capabilities").filter(
+        pl.col("text").str.contains('"tasks"', literal=True)
+    )
+    if servers.is_empty():
+        return servers["session"]
+    gates = _task_gates(servers["text"].unique().to_list(), [_TOOLS_CALL_GATE])
+    declared = gates.filter(pl.col("declared"))["text"]
+    return servers.filter(pl.col("text").is_in(declared.implode()))["session"]
+
+
+def _judged_tool_calls(ctx: LintContext) -> pl.DataFrame:
+    """The client's `tools/call` requests that a tool's `execution.taskSupport` binds and
+    may be breaking: in a session whose server declared `tasks.requests.tools.call`, of a
+    tool defined in the latest earlier `tools/list` result of the session, and either
+    naming `"task"` while the tool offers no task execution or calling a tool whose
+    taskSupport is `required`. Columns: ordinal, session, line, tool, task_support (when
+    a string), list_line (of that `tools/list` result), augmented (`params.task` is an
+    object) and malformed (a `params.task` there but no object, shown)."""
+    return ctx.memo("tasks.judged_tool_calls", _build_judged_tool_calls)
+
+
+def _build_judged_tool_calls(ctx: LintContext) -> pl.DataFrame:
+    empty = pl.DataFrame(schema=_TOOL_CALLS)
+    # a handful of sessions at most (usually none) declare the capability: everything
+    # below runs on their requests only
+    sessions = _tool_task_sessions(ctx)
+    if sessions.is_empty():
+        return empty
+    calls = (
+        ctx.part(
+            "requests",
+            "method",
+            "session",
+            "modern",
+            "parse_error",
+            "direction",
+            "target",
+            "ordinal",
+            "line",
+            "message",
+        )
+        .filter(pl.col("method") == "tools/call")
+        .filter(pl.col("session").is_in(sessions.implode()))
+        # "the latest earlier tools/list result" needs both directions in one order
+        .filter(~pl.col("session").is_in(ctx.unordered_sessions.implode()))
+        .filter(
+            # 2026-07-28 has no core tasks (see _created)
+            ~pl.col("modern")
+            & pl.col("parse_error").is_null()
+            & pl.col("target").is_not_null()
+            & (pl.col("direction").cast(pl.String) != "s2c")
+        )
+        .select("session", "ordinal", "line", "message", tool="target")
+    )
+    if calls.is_empty():
+        return empty
+    listed = defined_at(calls, tool_definitions(ctx), "task_support").filter(
+        pl.col("_defined").is_not_null()
+    )
+    offered = pl.col("task_support").is_in(_TASK_TOOLS).fill_null(False)
+    mentions = pl.col("message").str.contains('"task"', literal=True)
+    listed = listed.filter((~offered & mentions) | (pl.col("task_support") == "required"))
+    if listed.is_empty():
+        return empty
+    texts = listed.filter(mentions)["message"].unique().to_list()
+    tasks = pl.DataFrame(
+        [(text, *_params_task(text)) for text in texts],
+        schema={"message": pl.String, "augmented": pl.Boolean, "malformed": pl.String},
+        orient="row",
+    )
+    return (
+        listed.join(tasks, on="message", how="left", maintain_order="left")
+        .with_columns(pl.col("augmented").fill_null(False))
+        .pipe(ctx.lookup, "_defined", list_line="line")
+        .select(pl.col(c).cast(t) for c, t in _TOOL_CALLS.items())
+    )
+
+
+@rule(
+    code="TK007",
+    name="tool-task-support-ignored",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="session",
+)
+def tool_task_support_ignored(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a client's `tools/call` that breaks the tool's `execution.taskSupport`: a
+    task-augmented call of a tool that forbids tasks, or a plain call of one that
+    requires them.
+
+    Judged only when the server declared `tasks.requests.tools.call`. A call is
+    task-augmented when its `params.task` is an object; it breaks a taskSupport that is
+    absent or `"forbidden"` when it is, and one that is `"required"` when it is not.
+    The tool's definition is the one in the latest earlier `tools/list` result of the
+    session (a tool re-listed with another taskSupport is judged by its latest
+    definition); a call of a tool no earlier result lists is not judged, nor are
+    sessions whose server's capabilities are not in the capture, or whose two directions
+    the capture cannot order (per-direction stdio files). Only `"optional"` and
+    `"required"` let a client call a tool as a task: a taskSupport outside the three
+    values (a schema error) counts as absent, like one that is not a string. A
+    `params.task` that is there but is no object (`null`, a string) is no task
+    augmentation: for a `"required"` tool the call is flagged as not made as a task.
+    Without the server capability, a task-augmented call is TK005's finding, not this
+    one's.
+
+    ## Why is this bad?
+    A tool's taskSupport is the server's word on how the tool can run, given to the
+    client before it calls. A tool that cannot run as a task may be rejected with
+    `-32601` (Method not found), or run to completion while the client waits for a
+    `CreateTaskResult` that never comes; a tool that requires a task (long-running work
+    whose result is fetched later) is rejected with `-32601` when called plainly.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "export",
+     "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}},
+     {"name": "lookup", "inputSchema": {"type": "object"}}]}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "export", "arguments": {}}}
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+     "params": {"name": "lookup", "arguments": {}, "task": {"ttl": 60000}}}
+    ```
+    (the server declared `tasks.requests.tools.call`)
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "export", "arguments": {}, "task": {"ttl": 60000}}}
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+     "params": {"name": "lookup", "arguments": {}}}
+    ```
+
+    ## Reference
+    "If a server's capabilities include `tasks.requests.tools.call`, then clients consider
+    the value of `execution.taskSupport`, and handle it accordingly", then "If
+    `execution.taskSupport` is not present or `"forbidden"`, clients **MUST NOT** attempt
+    to invoke the tool as a task." and "If `execution.taskSupport` is `"required"`,
+    clients **MUST** invoke the tool as a task." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#tool-level-negotiation
+    (2025-11-25).
+    """
+    calls = _judged_tool_calls(ctx)
+    offered = pl.col("task_support").is_in(_TASK_TOOLS).fill_null(False)
+    required = (pl.col("task_support") == "required").fill_null(False)
+    augmented = pl.col("augmented")
+    bad = calls.filter((augmented & ~offered) | (required & ~augmented))
+    support = (
+        pl.when(pl.col("task_support").is_null())
+        .then(pl.lit("no execution.taskSupport"))
+        .otherwise(pl.format("execution.taskSupport {}", quoted(bad, "task_support")))
+    )
+    did = (
+        pl.when(augmented)
+        .then(pl.lit("is task-augmented"))
+        .when(pl.col("malformed").is_null())
+        .then(pl.lit("has no params.task"))
+        .otherwise(pl.format("has params.task {}, not a task object", "malformed"))
+    )
+    need = (
+        pl.when(augmented)
+        .then(pl.lit("the client must not call it as a task"))
+        .otherwise(pl.lit("the client must call it as a task"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "tools/call of tool {} {}, but the tool has {} (tools/list result at line {}): {}",
+            quoted(bad, "tool"),
+            did,
+            support,
+            "list_line",
+            need,
+        ),
+    )
+
+
+@rule(
+    code="TK008",
+    name="required-task-tool-not-rejected",
+    severity="error",
+    revisions=_TASKS_2025,
+    scope="pairing",
+)
+def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an answer other than error `-32601` (Method not found) to a `tools/call`
+    without `params.task` of a tool whose `execution.taskSupport` is `"required"`.
+
+    A result is flagged (a tool error too), and so is an error with another code. The
+    calls judged are those TK007 flags as not made as a task (same conditions: the
+    server declared `tasks.requests.tools.call`, the tool's definition is in the latest
+    earlier `tools/list` result of the session), except a call whose `params.task` is
+    there but is no object: the server may as well reject it as invalid params. Not
+    checked: the `-32601` a server should return to a task-augmented call of a tool whose
+    taskSupport is absent or `"forbidden"` (a SHOULD only; TK007 flags the client).
+
+    ## Why is this bad?
+    A tool that requires a task cannot run as a plain request: its result comes through
+    `tasks/result`, after polling. Running it anyway, or failing with an unrelated error,
+    hides from the client that it called the tool the wrong way; `-32601` is the answer
+    clients are told to expect, and lets them retry the call as a task.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "export",
+     "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}]}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "export", "arguments": {}}}
+    {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "done"}]}}
+    ```
+    (the server declared `tasks.requests.tools.call`)
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601,
+     "message": "Tool 'export' must be invoked as a task"}}
+    ```
+
+    ## Reference
+    "If `execution.taskSupport` is `"required"`, clients **MUST** invoke the tool as a
+    task. Servers **MUST** return a `-32601` (Method not found) error if a client does
+    not attempt to do so." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#tool-level-negotiation
+    (2025-11-25).
+    """
+    calls = _judged_tool_calls(ctx).filter(
+        (pl.col("task_support") == "required")
+        & ~pl.col("augmented")
+        & pl.col("malformed").is_null()
+    )
+    if calls.is_empty():
+        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    answers = (
+        ctx.call_lookup(
+            calls.select("tool", "list_line", request_line="line", request_ordinal="ordinal"),
+            "request_ordinal",
+            ordinal="response_ordinal",
+        )
+        .filter(pl.col("ordinal").is_not_null())
+        .pipe(
+            ctx.lookup,
+            "ordinal",
+            inner=True,
+            kind="kind",
+            parse_error="parse_error",
+            error_code="error_code",
+        )
+        .filter(pl.col("parse_error").is_null() & pl.col("kind").is_in(["response", "error"]))
+    )
+    bad = answers.filter(
+        (pl.col("kind") == "response") | (pl.col("error_code") != -32601).fill_null(True)
+    )
+    answer = (
+        pl.when(pl.col("kind") == "response")
+        .then(pl.lit("a result"))
+        .when(pl.col("error_code").is_null())
+        .then(pl.lit("an error without an integer code"))
+        .otherwise(pl.format("error {}", "error_code"))
+    )
+    return findings(
+        bad.sort("ordinal"),
+        pl.format(
+            "answer to a tools/call of tool {} without params.task (line {}) is {}, not error "
+            '-32601, though the tool\'s execution.taskSupport is "required" (tools/list result '
+            "at line {})",
+            quoted(bad, "tool"),
+            "request_line",
+            answer,
+            "list_line",
         ),
     )

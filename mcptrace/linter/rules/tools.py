@@ -5,7 +5,7 @@ what ``tools/call`` does with them (``structuredContent`` against ``outputSchema
 
 A tool's definition is the one in the latest earlier successful ``tools/list`` result
 of the same session that lists the tool by name (any page). Each distinct result body
-is parsed once (:func:`_definitions`); the rules then work on the few rows that name a
+is parsed once (:func:`tool_definitions`); the rules then work on the few rows that name a
 tool defined there.
 """
 
@@ -22,8 +22,8 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext
-from mcptrace.linter.rule import MODERN, findings, rule, since
-from mcptrace.linter.rules.transport import _client_http
+from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, quoted, rule, shown, since
+from mcptrace.linter.rules.transport import client_http
 from mcptrace.linter.schemas import json_path
 
 _LIST_CHANGED = "notifications/tools/list_changed"
@@ -54,16 +54,8 @@ _SCHEMA_KEYWORDS = (
 )
 #: a Base64-encoded header value (streamable-http.mdx#value-encoding)
 _BASE64 = re.compile(r"=\?base64\?(.*)\?=", re.S)
-#: longest value or reason a finding spells out
-_SHOWN = 60
 #: problems spelled out in one finding
 _PROBLEMS_SHOWN = 8
-
-
-def _shown(value: object) -> str:
-    """``value`` as JSON text, cut after :data:`_SHOWN` characters."""
-    text = _json.dumps(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 def _joined(problems: list[str]) -> str:
@@ -73,15 +65,7 @@ def _joined(problems: list[str]) -> str:
 
 def _one_line(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= 2 * _SHOWN else flat[: 2 * _SHOWN - 1] + "…"
-
-
-def _quoted(frame: pl.DataFrame, column: str) -> pl.Expr:
-    """Column ``column`` of ``frame`` shown as by :func:`_shown` (each distinct value
-    converted once)."""
-    values = frame[column].unique().drop_nulls()
-    shown = pl.Series([_shown(v) for v in values], dtype=pl.String)
-    return pl.col(column).replace_strict(values, shown, default=None, return_dtype=pl.String)
+    return flat if len(flat) <= 2 * SHOWN_CHARS else flat[: 2 * SHOWN_CHARS - 1] + "…"
 
 
 # --- tool definitions --------------------------------------------------------------
@@ -150,26 +134,26 @@ def _header_check(input_schema: object) -> tuple[str | None, str | None]:
     for value, where, chain, declared in annotations:
         at = _pointer(where)
         if not isinstance(value, str):
-            problems.append(f"{_shown(value)} at {at} is not a string")
+            problems.append(f"{shown(value)} at {at} is not a string")
             continue
         if not value:
             problems.append(f"the value at {at} is empty")
         elif _CONTROL.search(value):
-            problems.append(f"{_shown(value)} at {at} has control characters")
+            problems.append(f"{shown(value)} at {at} has control characters")
         elif not _TOKEN.fullmatch(value):
-            problems.append(f"{_shown(value)} at {at} is not an HTTP token")
+            problems.append(f"{shown(value)} at {at} is not an HTTP token")
         if chain is None:
-            problems.append(f"{_shown(value)} at {at} is not reached through properties alone")
+            problems.append(f"{shown(value)} at {at} is not reached through properties alone")
         elif not chain:
-            problems.append(f"{_shown(value)} is on the schema root, not on a property")
+            problems.append(f"{shown(value)} is on the schema root, not on a property")
             continue
         if not _type_allowed(declared):
-            problems.append(f"{_shown(value)} at {at} is on a property of type {_shown(declared)}")
+            problems.append(f"{shown(value)} at {at} is on a property of type {shown(declared)}")
     names = [v for v, *_ in annotations if isinstance(v, str) and v]
     counts = Counter(v.lower() for v in names)
     for lowered, count in counts.items():
         if count > 1:
-            same = [_shown(v) for v in dict.fromkeys(v for v in names if v.lower() == lowered)]
+            same = [shown(v) for v in dict.fromkeys(v for v in names if v.lower() == lowered)]
             problems.append(
                 f"{same[0]} is used {count} times"
                 if len(same) == 1
@@ -200,7 +184,7 @@ def _not_a_schema(schema: object) -> str | None:
     consumer must then report the dialect unsupported, which says nothing of the
     schema). ``ValidationError`` is a ``ValueError``: it is caught first."""
     if not isinstance(schema, dict | bool):
-        return f"is {_shown(schema)}, not a JSON Schema"
+        return f"is {shown(schema)}, not a JSON Schema"
     try:
         jsonschema_rs.meta.validate(schema, registry=_OFFLINE)
     except jsonschema_rs.ValidationError as error:
@@ -228,13 +212,13 @@ def _schema_problems(tool: dict[str, object]) -> str | None:
         if schema is None:
             problems.append("inputSchema is null")
         elif not isinstance(schema, dict):
-            problems.append(f"inputSchema is {_shown(schema)}, not an object")
+            problems.append(f"inputSchema is {shown(schema)}, not an object")
         else:
             if "type" not in schema:
                 problems.append('inputSchema has no "type": "object" at its root')
             elif schema["type"] != "object":
                 problems.append(
-                    f'inputSchema has "type": {_shown(schema["type"])} at its root, not "object"'
+                    f'inputSchema has "type": {shown(schema["type"])} at its root, not "object"'
                 )
             invalid = _not_a_schema(schema)
             if invalid:
@@ -340,7 +324,7 @@ def _build_tools(ctx: LintContext) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_DEFINITION_SCHEMA, orient="row")
 
 
-def _definitions(ctx: LintContext) -> pl.DataFrame:
+def tool_definitions(ctx: LintContext) -> pl.DataFrame:
     """Every tool of every successful `tools/list` result: session, ordinal (of the
     result), tool, output_schema, header_problem, mirrored, task_support; by ordinal."""
     return ctx.memo(
@@ -362,7 +346,7 @@ def _definitions(ctx: LintContext) -> pl.DataFrame:
     )
 
 
-def _defined_at(rows: pl.DataFrame, defs: pl.DataFrame, *columns: str) -> pl.DataFrame:
+def defined_at(rows: pl.DataFrame, defs: pl.DataFrame, *columns: str) -> pl.DataFrame:
     """``rows`` (with session, ordinal, tool) plus ``columns`` of the tool's definition in
     the latest earlier `tools/list` result of its session (nulls when there is none)."""
     right = defs.select("session", "tool", pl.col("ordinal").alias("_defined"), *columns)
@@ -490,7 +474,7 @@ def structured_content_mismatch(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/server/tools.mdx#output-schema (the same words in
     2025-06-18 and 2025-11-25; 2025-03-26 and earlier have no `outputSchema`).
     """
-    defs = _definitions(ctx)
+    defs = tool_definitions(ctx)
     sessions = defs.filter(pl.col("output_schema").is_not_null())["session"].unique()
     if sessions.is_empty():
         return findings(defs.clear(), "")
@@ -507,7 +491,7 @@ def structured_content_mismatch(ctx: LintContext) -> pl.DataFrame:
         )
     )
     rows = ctx.lookup(rows, "request_ordinal", tool="target").filter(pl.col("tool").is_not_null())
-    rows = _defined_at(rows, defs, "output_schema").filter(pl.col("output_schema").is_not_null())
+    rows = defined_at(rows, defs, "output_schema").filter(pl.col("output_schema").is_not_null())
     if rows.is_empty():
         return findings(rows, "")
     rows = rows.with_columns(_body=pl.col("message").str.replace(ENVELOPE, "{"))
@@ -516,7 +500,7 @@ def structured_content_mismatch(ctx: LintContext) -> pl.DataFrame:
         pl.col("_problem").is_not_null()
     )
     bad = rows.join(pairs, on=["output_schema", "_body"], maintain_order="left")
-    return findings(bad, pl.format("result of tool {} {}", _quoted(bad, "tool"), "_problem"))
+    return findings(bad, pl.format("result of tool {} {}", quoted(bad, "tool"), "_problem"))
 
 
 # --- TL002 -------------------------------------------------------------------------
@@ -630,11 +614,11 @@ def tools_order_changed(ctx: LintContext) -> pl.DataFrame:
 
 
 def _names_shown(column: str) -> pl.Expr:
-    """A list of tool names as ``a, b, c``, cut after :data:`_SHOWN` characters."""
+    """A list of tool names as ``a, b, c``, cut after :data:`SHOWN_CHARS` characters."""
     text = pl.col(column).list.join(", ")
     return (
-        pl.when(text.str.len_chars() > _SHOWN)
-        .then(text.str.slice(0, _SHOWN - 1) + "…")
+        pl.when(text.str.len_chars() > SHOWN_CHARS)
+        .then(text.str.slice(0, SHOWN_CHARS - 1) + "…")
         .otherwise(text)
     )
 
@@ -708,7 +692,7 @@ def x_mcp_header_invalid(ctx: LintContext) -> pl.DataFrame:
     for body, tool, problem in (
         tools.sort("position").select("list", "tool", "header_problem").iter_rows()
     ):
-        by_body.setdefault(body, []).append(f"tool {_shown(tool)}: {problem}")
+        by_body.setdefault(body, []).append(f"tool {shown(tool)}: {problem}")
     verdicts = pl.DataFrame(
         {"list": list(by_body), "_problem": [_joined(p) for p in by_body.values()]},
         schema={"list": pl.Int64, "_problem": pl.String},
@@ -790,13 +774,13 @@ def _mirror_problems(mirrored: str, arguments: str | None, headers: str) -> str 
         if value is _MISSING or value is None:
             continue  # the header must then be left out
         header = f"Mcp-Param-{name}"
-        shown = f"argument {'.'.join(path)} = {_shown(value)}"
+        argument = f"argument {'.'.join(path)} = {shown(value)}"
         if header.lower() not in by_name:
-            problems.append(f"no {header} header for {shown}")
+            problems.append(f"no {header} header for {argument}")
             continue
         why = _mismatch(value, by_name[header.lower()])
         if why:
-            problems.append(f"{header} {_shown(by_name[header.lower()])} {why} {shown}")
+            problems.append(f"{header} {shown(by_name[header.lower()])} {why} {argument}")
     return _joined(problems) if problems else None
 
 
@@ -857,12 +841,12 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
     "clients MUST use Base64 encoding of the UTF-8 representation" — same page,
     #value-encoding (new in 2026-07-28).
     """
-    defs = _definitions(ctx)
+    defs = tool_definitions(ctx)
     sessions = defs.filter(pl.col("mirrored").is_not_null())["session"].unique()
     if sessions.is_empty():
         return findings(defs.clear(), "")
     rows = (
-        _client_http(ctx)
+        client_http(ctx)
         .filter(pl.col("session").is_in(sessions.implode()))
         .filter(
             pl.col("method") == "tools/call",
@@ -872,7 +856,7 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
         )
         .select("ordinal", "session", "http_headers", "message", tool="target")
     )
-    rows = _defined_at(rows, defs, "mirrored").filter(pl.col("mirrored").is_not_null())
+    rows = defined_at(rows, defs, "mirrored").filter(pl.col("mirrored").is_not_null())
     if rows.is_empty():
         return findings(rows, "")
     rows = rows.with_columns(_arguments=pl.col("message").str.json_path_match("$.params.arguments"))
@@ -886,7 +870,7 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
         )
     ).filter(pl.col("_problem").is_not_null())
     bad = rows.join(distinct, on=keys, nulls_equal=True, maintain_order="left")
-    return findings(bad, pl.format("HTTP tools/call of {}: {}", _quoted(bad, "tool"), "_problem"))
+    return findings(bad, pl.format("HTTP tools/call of {}: {}", quoted(bad, "tool"), "_problem"))
 
 
 # --- TL005 -------------------------------------------------------------------------
@@ -956,7 +940,7 @@ def tool_input_schema_invalid(ctx: LintContext) -> pl.DataFrame:
     for body, tool, problem in (
         tools.sort("position").select("list", "tool", "schema_problem").iter_rows()
     ):
-        by_body.setdefault(body, []).append(f"tool {_shown(tool)}: {problem}")
+        by_body.setdefault(body, []).append(f"tool {shown(tool)}: {problem}")
     verdicts = pl.DataFrame(
         {"list": list(by_body), "_problem": [_joined(p) for p in by_body.values()]},
         schema={"list": pl.Int64, "_problem": pl.String},

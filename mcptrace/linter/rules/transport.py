@@ -59,7 +59,7 @@ def _media_type_listed(value: pl.Expr, media_type: str) -> pl.Expr:
     return value.str.contains(rf"(?i)(?:^|,)\s*{re.escape(media_type)}\s*(?:;|,|$)")
 
 
-def _client_http(ctx: LintContext) -> pl.DataFrame:
+def client_http(ctx: LintContext) -> pl.DataFrame:
     """Client-to-server protocol rows whose HTTP request was captured."""
     return ctx.memo(
         "transport.client_http",
@@ -129,7 +129,7 @@ def http_protocol_version_header_missing(ctx: LintContext) -> pl.DataFrame:
     request to the MCP endpoint MUST include an `MCP-Protocol-Version` header." —
     basic/transports/streamable-http.mdx#protocol-version-header (2026-07-28).
     """
-    rows = _client_http(ctx).filter(
+    rows = client_http(ctx).filter(
         ~_has_header("MCP-Protocol-Version") & (pl.col("method") != "initialize")
     )
     if rows.is_empty():
@@ -189,7 +189,7 @@ def http_protocol_version_header_mismatch(ctx: LintContext) -> pl.DataFrame:
     basic/transports/streamable-http.mdx#protocol-version-header (2026-07-28).
     """
     rows = (
-        _client_http(ctx)
+        client_http(ctx)
         .filter(
             (pl.col("kind") == "request")
             & (pl.col("method") != "initialize")
@@ -254,7 +254,7 @@ def http_standard_header_missing(ctx: LintContext) -> pl.DataFrame:
     `Mcp-Method` for all requests, `Mcp-Name` for `tools/call`, `resources/read` and
     `prompts/get`.
     """
-    rows = _client_http(ctx).filter(
+    rows = client_http(ctx).filter(
         (pl.col("kind") == "request") & (pl.col("method") != "initialize")
     )
     no_method = ~_has_header("Mcp-Method")
@@ -333,7 +333,7 @@ def _header_body_mismatches(ctx: LintContext) -> pl.DataFrame:
 
 def _build_header_body_mismatches(ctx: LintContext) -> pl.DataFrame:
     columns = ("ordinal", "kind", "id", "method")
-    rows = _client_http(ctx).filter(
+    rows = client_http(ctx).filter(
         pl.col("http_headers").is_not_null() & pl.col("method").is_not_null()
     )
     if rows.is_empty():
@@ -517,7 +517,7 @@ def http_notification_not_answered_202(ctx: LintContext) -> pl.DataFrame:
         ~pl.col("modern") & pl.col("kind").is_in(["response", "error"])
     )
     status = pl.col("http_status")
-    bad = _client_http(ctx).filter(
+    bad = client_http(ctx).filter(
         bodyless & status.is_not_null() & (status >= 200) & (status < 300) & (status != 202)
     )
     what = pl.coalesce(pl.col("method"), pl.format("{} id {}", "kind", "id"))
@@ -565,7 +565,7 @@ def http_accept_header_incomplete(ctx: LintContext) -> pl.DataFrame:
     basic/transports.mdx#sending-messages-to-the-server (2025-03-26 to 2025-11-25);
     basic/transports/streamable-http.mdx#sending-messages (2026-07-28).
     """
-    rows = _client_http(ctx).filter(pl.col("http_headers").is_not_null())
+    rows = client_http(ctx).filter(pl.col("http_headers").is_not_null())
     if rows.is_empty():
         return findings(rows, "")
     rows = rows.with_columns(accept=_header("Accept"))
@@ -627,7 +627,7 @@ def http_request_content_type_not_json(ctx: LintContext) -> pl.DataFrame:
     request examples in basic/transports/streamable-http.mdx#standard-request-headers
     send `Content-Type: application/json`.
     """
-    rows = _client_http(ctx).filter(pl.col("http_headers").is_not_null())
+    rows = client_http(ctx).filter(pl.col("http_headers").is_not_null())
     if rows.is_empty():
         return findings(rows, "")
     rows = rows.with_columns(content_type=_header("Content-Type"))
@@ -1247,7 +1247,7 @@ def mcp_name_not_base64(ctx: LintContext) -> pl.DataFrame:
     the sentinel pattern (i.e., starts with `=?base64?` and ends with `?=`)." — same
     page, #value-encoding (new in 2026-07-28).
     """
-    rows = _client_http(ctx).filter(
+    rows = client_http(ctx).filter(
         (pl.col("kind") == "request")
         & pl.col("method").is_in(_NAMED_METHODS)
         & pl.col("target").is_not_null()
