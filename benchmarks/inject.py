@@ -1167,6 +1167,77 @@ def _tool_name(c: _Ctx) -> None:
 
 
 @_kind(
+    "tool-input-schema-invalid",
+    "TL005",
+    "a 2026 tools/list result with a tool whose inputSchema is null or not a schema",
+    era="modern",
+    eligible=lambda v: bool(_tool_lists(v)),
+)
+def _tool_input_schema(c: _Ctx) -> None:
+    call = c.pick(_tool_lists(c.view))
+    assert call.response is not None
+    tool = c.pick(c.msg(call.response)["result"]["tools"])
+    tool["inputSchema"] = c.pick(
+        [None, {"type": "string"}, {"type": "object", "properties": 5}, "object"]
+    )
+    c.label(call.response, "TL005")
+
+
+@_kind(
+    "sampling-tools-not-declared",
+    "CF007",
+    "a 2026 input_required asking for tool-enabled sampling of a client without sampling.tools",
+    era="modern",
+    eligible=_has_plain(),
+)
+def _sampling_tools(c: _Ctx) -> None:
+    call = c.pick(c.view.plain())
+    assert call.response is not None
+    params = c.msg(call.request).setdefault("params", {})
+    meta = params.setdefault("_meta", dict(c.view.request_meta))
+    # the client can sample, but not with tools
+    meta[_CAPS] = {"sampling": {}}
+    sampling = {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Which city?"}}],
+            "maxTokens": 100,
+            "tools": [{"name": "lookup", "inputSchema": {"type": "object"}}],
+        },
+    }
+    c.msg(call.response)["result"] = {
+        "resultType": "input_required",
+        "inputRequests": {"city": sampling},
+        "_meta": dict(c.view.result_meta),
+    }
+    c.label(call.response, "CF007")
+
+
+def _server_results(v: _View) -> list[int]:
+    """Lines of the session's success results sent by the server, in capture order."""
+    return [i for i in v.idx if v.direction(i) == S2C and isinstance(v.msg(i).get("result"), dict)]
+
+
+@_kind(
+    "server-info-never-sent",
+    "MT015",
+    "a 2026 session whose server names itself on none of its results",
+    era="modern",
+    eligible=lambda v: bool(v.result_meta) and bool(_server_results(v)),
+)
+def _server_info_never(c: _Ctx) -> None:
+    results = _server_results(c.view)
+    for i in results:
+        result = c.msg(i)["result"]
+        meta = {k: v for k, v in (result.get("_meta") or {}).items() if k != _SINFO}
+        if meta:
+            result["_meta"] = meta
+        else:
+            result.pop("_meta", None)
+    c.label(results[0], "MT015")
+
+
+@_kind(
     "cursor-not-issued",
     "RS017",
     "a list request whose cursor no earlier result of that list returned",
