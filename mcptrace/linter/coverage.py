@@ -85,9 +85,10 @@ R032 result-server-info covered MT005,MT015 : MT005 flags results missing it fro
     configured not to)
 R033 missing-client-capability-error covered MT013,HT006 : HT006 checks the 400 status on
     HTTP
-R034 server-no-capability-inference partial CP005,MT013,MT002 : per-request capability
-    checks only; other reliance on earlier requests (identity, sub-capabilities) not
-    visible
+R034 server-no-capability-inference covered CP005,CF006,CF007,CF008,MT013,MT002 : every
+    input request is judged by the clientCapabilities of the very request it answers
+    (the catalogue's lintable consequence); reliance on an earlier request's identity or
+    version leaves no trace in the traffic
 R035 unsupported-version-error covered MT006,MT014,HT006 : data.requested not cross-checked
     against the request's version
 R036 version-retry-from-supported covered MT007
@@ -210,8 +211,8 @@ R121 http-202-for-notification-or-response covered HT007 : needs the HTTP status
 R122 http-request-content-type covered HT010
 R123 http-get-stream-no-responses covered HT016 : a GET whose request headers were not
     captured is not judged (a resumption cannot be told apart)
-R124 http-no-broadcast uncovered - : capture tables keep no SSE stream identity; duplicates
-    would only surface via PR001/PR004
+R124 http-no-broadcast covered HT018 : HAR captures only (an entry is a stream); exchanges
+    without a session id and replays on resumed streams are not judged
 R125 http-session-id-echo covered HT012 : HAR captures name sessions after the id, so a
     request without it lands in another session
 R126 http-session-id-charset covered HT011
@@ -222,8 +223,8 @@ R129 http-bad-protocol-version-400 covered HT013 : only version strings that nam
     revision; 401, 403, 404 and 405 are accepted as answers another MUST may demand
 R130 http-origin-403 uncovered - : needs the server's allowed-origin list, which the
     capture lacks
-R131 http-sse-endpoint-event uncovered - : not implemented; SSE event types are not kept in
-    the tables
+R131 http-sse-endpoint-event covered HT019 : HAR captures only; a GET stream whose session
+    never negotiated (no endpoint, so no initialize) is judged only with --revision
 R132 http26-single-message-body covered MD005,JR010 : client responses and batches flagged
     on any transport
 R133 http26-protocol-version-header covered HT001
@@ -237,8 +238,9 @@ R138 http26-mcp-param-headers covered TL004 : a header sent for an absent or nul
 R139 http26-error-status-codes covered HT006 : 400 for missing required _meta (-32602) not
     checked
 R140 http26-no-server-requests-on-sse covered MD004
-R141 http26-sse-notifications-related partial PG003,LG002 : only unknown progress tokens
-    and logs outside any request; per-stream relation not checked
+R141 http26-sse-notifications-related covered HT020,PG003,LG002 : HT020 on HAR captures
+    (a POST's stream is its entry): progress, cancellation, subscription and log
+    notifications; other notifications name no request
 R142 http26-no-sessions covered HT005 : 405 for GET/DELETE not checked
 R143 modern-server-initialize-error-lists-versions covered LC015 : the server is taken as
     modern-only from the session's revision or the error code (-32601, -32022)

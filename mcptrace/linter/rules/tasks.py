@@ -767,6 +767,18 @@ def _task_tools_only(ctx: LintContext, rows: pl.DataFrame) -> pl.DataFrame:
     return rows.filter(~pl.col("request_ordinal").is_in(refused.implode()))
 
 
+def _answers(ctx: LintContext, requests: pl.DataFrame, **columns: str) -> pl.DataFrame:
+    """``requests`` (with ``request_ordinal``) that were answered, with ``ordinal`` and
+    ``kind`` of the readable answer and its ``columns`` (name=messages column)."""
+    return (
+        ctx.call_lookup(requests, "request_ordinal", ordinal="response_ordinal")
+        .filter(pl.col("ordinal").is_not_null())
+        .pipe(ctx.lookup, "ordinal", inner=True, kind="kind", parse_error="parse_error", **columns)
+        .filter(pl.col("parse_error").is_null())
+        .drop("parse_error")
+    )
+
+
 @rule(
     code="TK006",
     name="task-create-result-missing",
@@ -830,21 +842,12 @@ def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
     if requests.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
     rows = (
-        ctx.call_lookup(
+        _answers(
+            ctx,
             requests.select("session", "method", "side", "gate", request_ordinal="ordinal"),
-            "request_ordinal",
-            ordinal="response_ordinal",
-        )
-        .filter(pl.col("ordinal").is_not_null())
-        .pipe(
-            ctx.lookup,
-            "ordinal",
-            inner=True,
-            kind="kind",
-            parse_error="parse_error",
             response="message",
         )
-        .filter((pl.col("kind") == "response") & pl.col("parse_error").is_null())
+        .filter(pl.col("kind") == "response")
         .pipe(ctx.lookup, "request_ordinal", request_line="line", request="message", tool="target")
         .pipe(lambda rows: _task_tools_only(ctx, rows))
     )
@@ -1131,23 +1134,11 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     )
     if calls.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
-    answers = (
-        ctx.call_lookup(
-            calls.select("tool", "list_line", request_line="line", request_ordinal="ordinal"),
-            "request_ordinal",
-            ordinal="response_ordinal",
-        )
-        .filter(pl.col("ordinal").is_not_null())
-        .pipe(
-            ctx.lookup,
-            "ordinal",
-            inner=True,
-            kind="kind",
-            parse_error="parse_error",
-            error_code="error_code",
-        )
-        .filter(pl.col("parse_error").is_null() & pl.col("kind").is_in(["response", "error"]))
-    )
+    answers = _answers(
+        ctx,
+        calls.select("tool", "list_line", request_line="line", request_ordinal="ordinal"),
+        error_code="error_code",
+    ).filter(pl.col("kind").is_in(["response", "error"]))
     bad = answers.filter(
         (pl.col("kind") == "response") | (pl.col("error_code") != -32601).fill_null(True)
     )

@@ -13,6 +13,11 @@ recorded as a `transport` row). The status a client request was answered with is
 one on its own row (an exchange record), else the one on the JSON-RPC response paired
 with it, else the one on the next HTTP row of the session when that is a server row
 answering no request by id (a bodyless `202`/`404`, an error with `"id": null`).
+
+The stream rules (HT016, HT018 to HT020) need the SSE stream each server message came
+on. A HAR capture shows it: every row of one HTTP exchange (the request, and one row per
+event of its answer) points at the entry's line, so (source, line) is one stream. The
+capture format keeps no exchange, so HT018 to HT020 judge HAR captures only.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ import re
 
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import MODERN, findings, rule, since
+from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, rule, since
 from mcptrace.linter.rules.lifecycle import initialize_calls, ordered
 from mcptrace.protocol import REVISIONS
 
@@ -1531,5 +1537,540 @@ def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
             "request_line",
             "mismatch",
             verdict,
+        ),
+    )
+
+
+# --- HT018-HT020: the SSE streams of HAR captures ------------------------------------
+#
+# A HAR entry is one HTTP exchange, and every row of it (the request's c2s rows, one s2c
+# row per SSE event of the response) points at the entry's line: (source, line) is one
+# stream. The capture format records no exchange (each row is its own line), so these
+# rules judge HAR rows only.
+
+_HAR_COLUMNS = (
+    "ordinal",
+    "session",
+    "source",
+    "line",
+    "direction",
+    "kind",
+    "id",
+    "id_type",
+    "method",
+    "http_method",
+    "http_status",
+    "http_headers",
+    "progress_token",
+    "cancel_id",
+    "message",
+)
+_EXCHANGE = ("source", "line")
+_SSE_TYPE = "text/event-stream"
+#: an SSE event whose data is empty (a reconnection primer): the SSE rules do not
+#: dispatch it, the HAR loader keeps it as a transport row saying so
+_EMPTY_EVENT = r"^SSE event(?: `[^`]*`)?(?: \(id [^)]*\))? without data$"
+#: the data of an SSE event the HAR loader keeps as a transport row (not JSON)
+_EVENT_DATA = r"(?s)^SSE event(?: `[^`]*`)?(?: \(id [^)]*\))?: (.*)$"
+_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+
+
+def _har_rows(ctx: LintContext) -> pl.DataFrame:
+    """Rows of HAR captures that belong to an HTTP exchange, in capture order, with the
+    columns the stream rules read."""
+    return ctx.memo("transport.har_rows", _build_har_rows)
+
+
+def _build_har_rows(ctx: LintContext) -> pl.DataFrame:
+    # the mask alone first: most captures record no HTTP at all
+    if not ctx.messages["http_method"].is_not_null().any():
+        return ctx.messages.select(_HAR_COLUMNS).clear()
+    return (
+        ctx.messages.select(*_HAR_COLUMNS, "format")
+        .filter(pl.col("http_method").is_not_null() & (pl.col("format") == "har"))
+        .drop("format")
+    )
+
+
+def _endpoint_sessions(rows: pl.DataFrame) -> pl.Series:
+    """Sessions among ``rows`` (HAR rows) whose server announced an SSE `endpoint` event:
+    the 2024-11-05 HTTP+SSE transport."""
+    return rows.filter(
+        (pl.col("direction") == "s2c")
+        & (pl.col("kind") == "transport")
+        & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
+    )["session"].unique()
+
+
+def _sorted_keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(item) for item in value]
+    return value
+
+
+def _same_value_key(text: str) -> str:
+    """A text equal for JSON texts of the same value, whatever their member order and
+    spacing (the text itself when it is not JSON or nests too deep to sort)."""
+    try:
+        return _json.dumps(_sorted_keys(_json.loads(text)))
+    except (_json.JSONDecodeError, RecursionError):
+        return text
+
+
+@rule(
+    code="HT018",
+    name="http-message-broadcast",
+    severity="error",
+    revisions=since("2025-03-26", "2025-11-25"),
+    scope="transport",
+)
+def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a server request, response or error that the server sent again, as the same
+    message, on another stream of the session.
+
+    Every copy on a stream other than the first copy's is flagged. Only HAR captures
+    are judged: there every row of one HTTP exchange points at the same line, which
+    identifies the stream (the capture format records no exchange). Messages are the
+    same when their JSON values are equal (member order and spacing aside), which takes
+    the same kind, id and method and the same content. A response's own stream (the
+    `POST` that carried a request with its id) always holds the copy that counts, so a
+    copy elsewhere is flagged even when it comes first in the capture.
+    Not judged: notifications (they carry no id, and the same notification may
+    rightly be sent twice, e.g. two `list_changed` events), messages that merely share
+    an id (PR001, PR004), streams opened by a request with `Last-Event-ID` (a
+    resumption replays the messages of the stream it resumes), exchanges with no
+    `Mcp-Session-Id` on the request or the response (the HAR loader then keys the
+    session by endpoint, so two clients' streams cannot be told apart), sessions of
+    the 2024-11-05 HTTP+SSE transport (an `endpoint` event: each `GET` is a connection
+    of its own there), and copies in different HAR files.
+
+    ## Why is this bad?
+    A client listening on several streams processes every message it receives. A
+    request sent on two streams is handled twice (the user is asked twice to approve a
+    sampling call, or roots are listed twice); a response on two streams completes a
+    request that is already complete, and a client that reused the id for a new
+    request may take the copy as its answer.
+
+    ## Example
+    ```json
+    {"dir": "s2c", "http": {"method": "GET", "status": 200,
+     "headers": {"Content-Type": "text/event-stream", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": "s7", "method": "roots/list"}}
+    {"dir": "s2c", "http": {"method": "POST", "status": 200,
+     "headers": {"Content-Type": "text/event-stream", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": "s7", "method": "roots/list"}}
+    ```
+    (two SSE events of two HAR entries: the `GET` stream and a `POST` stream)
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"method": "GET", "status": 200,
+     "headers": {"Content-Type": "text/event-stream", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": "s7", "method": "roots/list"}}
+    ```
+    (on one stream only; a resumable stream covers the risk of losing it)
+
+    ## Reference
+    "The server MUST send each of its JSON-RPC messages on only one of the connected
+    streams; that is, it MUST NOT broadcast the same message across multiple streams."
+    — docs/specification/2025-11-25/basic/transports.mdx#multiple-connections
+    (2025-03-26 to 2025-11-25).
+    """
+    rows = _har_rows(ctx)
+    key = ["source", "session", "kind", "id"]
+    copies = rows.filter(
+        (pl.col("direction") == "s2c")
+        & pl.col("kind").is_in(["request", "response", "error"])
+        & pl.col("id").is_not_null()
+        & (pl.col("id_type") != "null")
+    ).select(
+        "ordinal", "session", "source", "line", "kind", "id", "method", "http_headers", "message"
+    )
+    # an id seen on one exchange only cannot be a broadcast: usually nothing is left
+    copies = copies.filter(pl.col("line").n_unique().over(key) > 1)
+    if copies.is_empty():
+        return findings(copies, "")
+    copies = copies.filter(~pl.col("session").is_in(_endpoint_sessions(rows).implode()))
+    exchanges = copies.select(_EXCHANGE).unique()
+    clients = rows.filter(pl.col("direction") == "c2s").join(exchanges, on=_EXCHANGE, how="semi")
+    streams = clients.group_by(_EXCHANGE).agg(
+        resumed=_has_header(_RESUMPTION_HEADER).any(),
+        client_sid=_has_header(_SESSION_ID).any(),
+        verb=pl.col("http_method").first(),
+    )
+    # the POST that carried a request with the response's id: the response's own stream
+    homes = (
+        clients.filter(pl.col("kind") == "request")
+        .select(*_EXCHANGE, "id", home=pl.lit(True))
+        .unique()
+    )
+    copies = (
+        copies.join(streams, on=_EXCHANGE, how="left", maintain_order="left")
+        .join(homes, on=[*_EXCHANGE, "id"], how="left", maintain_order="left")
+        .filter(
+            ~pl.col("resumed").fill_null(False)
+            & (pl.col("client_sid").fill_null(False) | _has_header(_SESSION_ID))
+        )
+        .with_columns(
+            home=pl.col("home").fill_null(False) & pl.col("kind").is_in(["response", "error"]),
+            verb=pl.col("verb").fill_null("HTTP request"),
+        )
+    )
+    if copies.is_empty():
+        return findings(copies, "")
+    texts = copies["message"].unique()
+    values = pl.Series([_same_value_key(t) for t in texts], dtype=pl.String)
+    group = ["source", "session", "_value"]
+    copies = (
+        copies.with_columns(
+            _value=pl.col("message").replace_strict(texts, values, return_dtype=pl.String)
+        )
+        .filter(pl.col("line").n_unique().over(group) > 1)
+        # the copy that counts: on the response's own stream, else the first
+        .sort(~pl.col("home"), "ordinal")
+        .with_columns(
+            first_line=pl.col("line").first().over(group),
+            first_verb=pl.col("verb").first().over(group),
+        )
+    )
+    bad = copies.filter((pl.col("line") != pl.col("first_line")) & ~pl.col("home")).sort("ordinal")
+    what = (
+        pl.when(pl.col("kind") == "request")
+        .then(pl.format("request {} (id {})", "method", "id"))
+        .when(pl.col("kind") == "error")
+        .then(pl.format("error to id {}", "id"))
+        .otherwise(pl.format("response to id {}", "id"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "server sent the {} on this stream and on the stream of the {} at line {}:"
+            " each message goes on one stream only",
+            what,
+            "first_verb",
+            "first_line",
+        ),
+    )
+
+
+def _event_type(raw: str | None) -> str | None:
+    """The type of the SSE event read from ``raw`` (its lines), `message` when it names
+    none; None when there is no dispatched event in it."""
+    from mcptrace.loaders.har import sse_events
+
+    if raw is None:
+        return None
+    events = sse_events(raw + "\n\n")
+    return (events[0].type or "message") if events else None
+
+
+@rule(
+    code="HT019",
+    name="http-sse-endpoint-event-missing",
+    severity="error",
+    revisions=("2024-11-05",),
+    scope="transport",
+)
+def http_sse_endpoint_event_missing(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags the first event of an HTTP+SSE stream (the 2024-11-05 transport's `GET`)
+    when it is not the `endpoint` event that tells the client where to `POST`.
+
+    Only HAR captures are judged (there the rows of one HTTP exchange share a line,
+    which identifies the stream and its first event). A `GET` is taken to open the
+    HTTP+SSE transport's stream when nothing shows the Streamable HTTP transport: the
+    request carries neither `Mcp-Session-Id` nor `Last-Event-ID`, the answer is a 2xx
+    `text/event-stream` that sets no `Mcp-Session-Id`, and no earlier `POST` of the
+    session was accepted (a Streamable HTTP client initializes with a `POST` to the
+    same endpoint before it listens; an HTTP+SSE client connects first). Events without
+    data are skipped (the SSE rules do not dispatch them). The session must be judged
+    by 2024-11-05: the HAR loader keys a `GET` without `Mcp-Session-Id` by its URL, so
+    the `GET /sse` is a session of its own, whose revision comes from the `initialize`
+    result the server streams on it. Not judged: a stream whose body the HAR did not
+    keep (browsers often drop `EventSource` bodies), a stream whose session shows no
+    revision (no `initialize` result on it), a reconnecting `GET` on the path the
+    client also `POST`s to, and HTTP+SSE used with a later revision (whose
+    backwards-compatibility section expects the same event first).
+
+    ## Why is this bad?
+    An HTTP+SSE client cannot send anything until it knows where to `POST`: the
+    `endpoint` event carries that URI. A client waiting for it drops or misreads
+    whatever comes first, and one probing for the transport (a `GET` after a failed
+    Streamable HTTP `POST`) decides which transport the server speaks by that first
+    event.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "GET", "headers": {"Accept": "text/event-stream"}},
+     "kind": "transport", "msg": "HTTP GET /sse (no body)"}
+    {"dir": "s2c", "http": {"method": "GET", "status": 200,
+     "headers": {"Content-Type": "text/event-stream"}},
+     "msg": {"jsonrpc": "2.0", "method": "notifications/message",
+      "params": {"level": "info", "data": "ready"}}}
+    ```
+    (a HAR entry `GET /sse` whose first SSE event is a `message` event)
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"method": "GET", "status": 200,
+     "headers": {"Content-Type": "text/event-stream"}},
+     "kind": "transport", "msg": "SSE event `endpoint`: /messages?sessionId=5f0c1a"}
+    ```
+    (`event: endpoint` and `data: /messages?sessionId=5f0c1a` as the first event)
+
+    ## Reference
+    "When a client connects, the server MUST send an `endpoint` event containing a URI
+    for the client to use for sending messages." —
+    docs/specification/2024-11-05/basic/transports.mdx#http-with-sse (2024-11-05); a
+    client probing for that transport issues a `GET` "expecting that this will open an
+    SSE stream and return an `endpoint` event as the first event" —
+    docs/specification/2025-03-26/basic/transports.mdx#backwards-compatibility.
+    """
+    rows = _har_rows(ctx)
+    gets = rows.filter((pl.col("direction") == "c2s") & (pl.col("http_method") == "GET"))
+    if gets.is_empty():
+        return findings(gets, "")
+    # a POST of the session accepted before the GET: a Streamable HTTP session
+    accepted = (
+        rows.filter(
+            (pl.col("direction") == "c2s")
+            & (pl.col("http_method") != "GET")
+            & pl.col("http_status").is_between(200, 299)
+        )
+        .group_by("session")
+        .agg(accepted_at=pl.col("ordinal").min())
+    )
+    gets = (
+        gets.join(accepted, on="session", how="left")
+        .filter(
+            ~_has_header(_SESSION_ID)
+            & ~_has_header(_RESUMPTION_HEADER)
+            & (pl.col("accepted_at").is_null() | (pl.col("accepted_at") > pl.col("ordinal")))
+        )
+        .select(*_EXCHANGE, path=pl.col("message").str.extract(r"^HTTP GET (\S+)", 1))
+        .unique(_EXCHANGE)
+    )
+    events = (
+        rows.filter(pl.col("direction") == "s2c")
+        .join(gets, on=_EXCHANGE, how="inner", maintain_order="left")
+        .filter(
+            pl.col("http_status").is_between(200, 299)
+            & _media_type_listed(_header("Content-Type"), _SSE_TYPE).fill_null(False)
+            & ~_has_header(_SESSION_ID)
+            & ~(
+                (pl.col("kind") == "transport")
+                & pl.col("message").str.contains(_EMPTY_EVENT).fill_null(False)
+            )
+        )
+        .with_columns(
+            endpoint_later=(
+                (pl.col("kind") == "transport")
+                & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
+            )
+            .any()
+            .over(_EXCHANGE)
+        )
+    )
+    first = events.unique(_EXCHANGE, keep="first", maintain_order=True)
+    if first.is_empty():
+        return findings(first, "")
+    raw = ctx.trace.messages["raw"].gather(ctx.positions(first["ordinal"]))
+    event_type = pl.Series("event_type", [_event_type(r) for r in raw], dtype=pl.String)
+    bad = first.with_columns(event_type).filter(
+        pl.col("event_type").is_not_null() & (pl.col("event_type") != "endpoint")
+    )
+    carrying = (
+        pl.when(pl.col("kind").is_in(["request", "notification"]))
+        .then(pl.format("{} {}", "kind", "method"))
+        .when(pl.col("kind") == "response")
+        .then(pl.format("the response to id {}", pl.col("id").fill_null("null")))
+        .when(pl.col("kind") == "error")
+        .then(pl.format("an error to id {}", pl.col("id").fill_null("null")))
+        .when(pl.col("kind") == "transport")
+        .then(
+            pl.format(
+                'data "{}"',
+                pl.col("message")
+                .str.extract(_EVENT_DATA, 1)
+                .str.replace_all(r"\s+", " ")
+                .str.slice(0, SHOWN_CHARS),
+            )
+        )
+        .otherwise(pl.lit("data that is no JSON-RPC message"))
+    )
+    later = (
+        pl.when(pl.col("endpoint_later"))
+        .then(pl.lit("it comes later in the stream"))
+        .otherwise(pl.lit("the stream has none"))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "the HTTP+SSE stream of GET {} starts with a `{}` event ({}), not the `endpoint`"
+            " event with the URI to POST to ({})",
+            pl.col("path").fill_null("/"),
+            "event_type",
+            carrying,
+            later,
+        ),
+    )
+
+
+@rule(
+    code="HT020",
+    name="http-stream-notification-unrelated",
+    severity="error",
+    revisions=MODERN,
+    scope="transport",
+)
+def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a notification on the response stream of a 2026-07-28 `POST` that belongs to
+    another request than the one the `POST` carried.
+
+    What ties a notification to a request: `notifications/progress` carries the
+    request's `_meta.progressToken` (a token the request did not carry is another's, or
+    nobody's); `notifications/cancelled` names a request by `requestId`; a stream
+    notification's `_meta` `io.modelcontextprotocol/subscriptionId` names the
+    `subscriptions/listen` request whose stream it belongs to; and a
+    `notifications/message` may travel only on the stream of a request that asked for
+    logs with `io.modelcontextprotocol/logLevel`. Only HAR captures are judged: there
+    the rows of one HTTP exchange (the `POST` and the events of its answer) share a
+    line (the capture format records no exchange). Not judged: other notifications
+    (nothing in them names a request; a change notification without `subscriptionId`
+    is SB001's), and a `POST` whose body is no single request. Other rules judge the
+    same fields without streams, so a finding here may come with theirs: a token no
+    request carried (PG003), a `subscriptionId` naming no open listen request (SB002),
+    a log message while no request in flight asked for logs (LG001). What concerns the
+    stream's own request stays theirs: a `subscriptionId` or a server cancel naming it
+    when it is no listen request (SB002, SB006), a log level below the one it asked
+    for (LG003).
+
+    ## Why is this bad?
+    A response stream is scoped to one request: the client shows what arrives on it as
+    that request's progress and logs, and closes it when the response comes. A
+    notification for another request lands in the wrong place (a progress bar jumps, a
+    log line is attributed to the wrong call) and is lost for the request it was meant
+    for, whose own stream never carries it.
+
+    ## Example
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"MCP-Protocol-Version": "2026-07-28",
+     "Mcp-Method": "tools/call", "Mcp-Name": "build"}},
+     "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "build",
+      "arguments": {}, "_meta": {"progressToken": "a",
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}}}}}
+    {"dir": "s2c", "http": {"method": "POST", "status": 200,
+     "headers": {"Content-Type": "text/event-stream"}},
+     "msg": {"jsonrpc": "2.0", "method": "notifications/progress",
+      "params": {"progressToken": "b", "progress": 1}}}
+    ```
+    (one HAR entry: the `POST` and an event of its SSE answer)
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"method": "POST", "status": 200,
+     "headers": {"Content-Type": "text/event-stream"}},
+     "msg": {"jsonrpc": "2.0", "method": "notifications/progress",
+      "params": {"progressToken": "a", "progress": 1}}}
+    ```
+
+    ## Reference
+    "These notifications MUST relate to the originating client request." —
+    docs/specification/2026-07-28/basic/transports/streamable-http.mdx#receiving-messages
+    (2026-07-28); for log messages: "the server MUST NOT deliver it on a
+    `subscriptions/listen` stream or on any stream other than the one carrying the
+    response to the request that set the log level." —
+    docs/specification/2026-07-28/server/utilities/logging.mdx#per-request-log-level.
+    """
+    from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
+
+    rows = _har_rows(ctx)
+    posted = rows.filter((pl.col("direction") == "c2s") & (pl.col("http_method") == "POST"))
+    # the POST's one message, a request: the stream's originating request
+    origins = posted.filter((pl.len().over(_EXCHANGE) == 1) & (pl.col("kind") == "request")).select(
+        *_EXCHANGE,
+        req_id="id",
+        req_method="method",
+        req_token="progress_token",
+        req_text="message",
+    )
+    notes = (
+        rows.filter(
+            (pl.col("direction") == "s2c")
+            & (pl.col("http_method") == "POST")
+            & (pl.col("kind") == "notification")
+        )
+        .select("ordinal", *_EXCHANGE, "method", "progress_token", "cancel_id")
+        .join(origins, on=_EXCHANGE, how="inner", maintain_order="left")
+    )
+    if notes.is_empty():
+        return findings(notes, "")
+    subscription = stream_notifications(ctx).select("ordinal", sid=sid_text())
+    notes = notes.join(subscription, on="ordinal", how="left", maintain_order="left")
+    logging = pl.col("method") == "notifications/message"
+    asked = (
+        pl.col("req_text").str.contains(f'"{_LOG_LEVEL_KEY}"', literal=True).fill_null(False)
+        & pl.col("req_text")
+        .str.json_path_match(f"$.params._meta['{_LOG_LEVEL_KEY}']")
+        .is_not_null()
+    )
+    notes = notes.with_columns(
+        asked=pl.when(logging).then(asked).otherwise(pl.lit(True)).fill_null(False)
+    )
+    progress = (pl.col("method") == "notifications/progress") & pl.col(
+        "progress_token"
+    ).is_not_null()
+    wrong_token = progress & (
+        pl.col("req_token").is_null() | (pl.col("progress_token") != pl.col("req_token"))
+    )
+    cancels = pl.col("cancel_id").is_not_null() & (pl.col("cancel_id") != pl.col("req_id"))
+    other_listen = pl.col("sid").is_not_null() & (pl.col("sid") != pl.col("req_id"))
+    unasked = logging & ~pl.col("asked")
+    stream = pl.format("the stream of the {} request id {}", "req_method", "req_id")
+    token_of = (
+        pl.when(pl.col("req_token").is_null())
+        .then(pl.lit("that request carries no progressToken"))
+        .otherwise(pl.format("that request's is {}", "req_token"))
+    )
+    problem = (
+        pl.when(cancels)
+        .then(pl.format("notifications/cancelled on {} names request {}", stream, "cancel_id"))
+        .when(wrong_token)
+        .then(
+            pl.format(
+                "notifications/progress on {} carries progressToken {}, but {}",
+                stream,
+                "progress_token",
+                token_of,
+            )
+        )
+        .when(other_listen)
+        .then(
+            pl.format(
+                "{} on {} carries subscriptionId {}, which names another request",
+                "method",
+                stream,
+                "sid",
+            )
+        )
+        .when(unasked)
+        .then(
+            pl.format(
+                "notifications/message on {}, which did not ask for logs (no {} in its _meta)",
+                stream,
+                pl.lit(_LOG_LEVEL_KEY),
+            )
+        )
+    )
+    bad = notes.with_columns(_problem=problem).filter(pl.col("_problem").is_not_null())
+    return findings(
+        bad,
+        pl.format(
+            "{}: a notification on a request's stream must relate to that request", "_problem"
         ),
     )
