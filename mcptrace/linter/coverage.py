@@ -166,8 +166,9 @@ R092 logging-capability-declared covered CP006 : needs handshake or discover res
 R093 server-feature-declared covered CP003,CP004
 R094 list-changed-needs-capability covered CP007
 R095 resource-updated-needs-subscription covered CP008
-R096 tool-errors-in-result uncovered - : not implemented; would be a heuristic on whether
-    the error came from the tool
+R096 tool-errors-in-result covered TL006 : 2025-11-25 only (2026's schema example answers
+    invalid arguments with -32602): -32602 to a well-formed call of a listed tool; other
+    codes are not judged (a -32603 may be the server's own failure)
 R097 structured-content-conforms covered TL001 : schemas that do not compile or refer to
     other documents are skipped
 R098 tool-input-schema-object covered TL005 : validity against the schema's dialect

@@ -25,6 +25,7 @@ from mcptrace.linter.context import ENVELOPE, LintContext
 from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, quoted, rule, shown, since
 from mcptrace.linter.rules.transport import client_http
 from mcptrace.linter.schemas import json_path
+from mcptrace.protocol import INVALID_PARAMS
 
 _LIST_CHANGED = "notifications/tools/list_changed"
 #: RFC 9110 section 5.6.2: token = 1*tchar
@@ -947,3 +948,89 @@ def tool_input_schema_invalid(ctx: LintContext) -> pl.DataFrame:
     )
     bad = _lists(ctx).join(verdicts, on="list", maintain_order="left")
     return findings(bad, pl.format("tools/list result has invalid tool schemas: {}", "_problem"))
+
+
+@rule(
+    code="TL006",
+    name="tool-input-error-as-protocol-error",
+    severity="warning",
+    revisions=("2025-11-25",),
+    scope="pairing",
+)
+def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a well-formed `tools/call` of a listed tool answered with the protocol error
+    `-32602` (Invalid params) instead of a result with `isError: true`.
+
+    The arguments did not satisfy the tool, which 2025-11-25 counts as a tool execution
+    error, reported in a result. The tool is listed when the latest earlier `tools/list`
+    result of the session names it; the request is well formed when its `arguments` is
+    an object or absent. An unknown tool, or a request whose `arguments` is not an
+    object, is rightly answered with `-32602` and is not flagged; other error codes
+    (`-32603` for a failure of the server) are not judged. Only 2025-11-25 is judged:
+    2026-07-28 lists "Invalid input data" among tool execution errors too, but its own
+    schema example answers invalid tool arguments with `-32602`, so that revision
+    contradicts itself.
+
+    ## Why is this bad?
+    A tool execution error carries actionable feedback the client hands to the model, so
+    the model can correct its arguments and call again; clients need not show protocol
+    errors to the model at all. Answered as a protocol error, a missing or out-of-range
+    argument ends the tool call instead of being fixed.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "get_forecast", "arguments": {"days": 40}}}
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -32602,
+     "message": "Invalid arguments for tool get_forecast: days must be at most 7"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"isError": true, "content": [{"type": "text",
+     "text": "days must be at most 7"}]}}
+    ```
+
+    ## Reference
+    "Any errors that originate from the tool SHOULD be reported inside the result object,
+    with `isError` set to true, _not_ as an MCP protocol-level error response." —
+    schema/2025-11-25/schema.ts (`CallToolResult.isError`); "**Tool Execution Errors**:
+    Reported in tool results with `isError: true`: [...] Input validation errors (e.g.,
+    date in wrong format, value out of range)" —
+    docs/specification/2025-11-25/server/tools.mdx#error-handling (2025-11-25).
+    """
+    calls = ctx.calls.filter(
+        (pl.col("method") == "tools/call")
+        & (pl.col("error_code") == INVALID_PARAMS)
+        & (pl.col("direction") == "c2s")
+        & pl.col("target").is_not_null()
+        & pl.col("response_ordinal").is_not_null()
+        # "the latest earlier tools/list result" needs both directions in one order
+        & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+    ).select(
+        "session",
+        "response_ordinal",
+        "error_message",
+        ordinal="request_ordinal",
+        tool="target",
+        request_line="request_line",
+    )
+    if calls.is_empty():
+        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    listed = defined_at(calls, tool_definitions(ctx)).filter(pl.col("_defined").is_not_null())
+    listed = ctx.lookup(listed, "ordinal", _request="message", parse_error="parse_error")
+    arguments = pl.col("_request").str.json_path_match("$.params.arguments")
+    bad = listed.filter(
+        pl.col("parse_error").is_null() & (arguments.is_null() | arguments.str.starts_with("{"))
+    ).with_columns(ordinal="response_ordinal")
+    return findings(
+        bad.sort("ordinal"),
+        pl.format(
+            'tools/call of the listed tool "{}" (line {}) answered with protocol error -32602'
+            ' "{}": an input validation error belongs in a result with isError: true',
+            "tool",
+            "request_line",
+            pl.col("error_message").fill_null("").str.slice(0, SHOWN_CHARS),
+        ),
+    )
