@@ -18,6 +18,7 @@ of the same key.
     baseline = "mcptrace-baseline.json"
     schema-dir = "../spec/schema"  # <revision>/schema.json, for the SC rules
     format = "text"                # text | json | sarif | junit | github
+    allowed-origins = ["https://app.example.com"]  # what the servers accept (HT021)
 
 Relative paths are relative to the directory of the file they are written in.
 This module validates everything it reads, so a typo fails with the file and key
@@ -35,7 +36,16 @@ from typing import Any
 from mcptrace.errors import McpTraceError, UsageError
 
 #: the keys a configuration may hold
-KEYS = ("select", "ignore", "fail-on", "revision", "baseline", "schema-dir", "format")
+KEYS = (
+    "select",
+    "ignore",
+    "fail-on",
+    "revision",
+    "baseline",
+    "schema-dir",
+    "format",
+    "allowed-origins",
+)
 #: ``fail-on`` values, most severe first
 FAIL_LEVELS = ("error", "warning", "info")
 #: report formats (the names of :data:`mcptrace.reporters.REPORTERS`; kept here so that
@@ -56,6 +66,7 @@ class Config:
     baseline: Path | None = None
     schema_dir: Path | None = None
     format: str | None = None
+    allowed_origins: tuple[str, ...] | None = None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -139,6 +150,8 @@ def parse_config(path: Path, table: dict[str, Any]) -> Config:
         values["baseline"] = _path(path, "baseline", table["baseline"])
     if "schema-dir" in table:
         values["schema_dir"] = _path(path, "schema-dir", table["schema-dir"])
+    if "allowed-origins" in table:
+        values["allowed_origins"] = _strings(path, "allowed-origins", table["allowed-origins"])
     config = Config(**values)
     if config.select is not None or config.ignore is not None:
         from mcptrace.linter.registry import select_rules

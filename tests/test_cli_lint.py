@@ -328,3 +328,33 @@ def test_rules_doc_check_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "is stale" in capsys.readouterr().out
     assert "### JR004 null-request-id" in rules_markdown()
     assert "#### What it does" in rules_markdown()  # rule headings nest under the rule
+
+
+def test_allowed_origins_from_the_command_line_or_the_config(
+    write_lines: WriteLines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two sessions, so --partitions 2 lints each in a share of its own: the allow-list
+    # must reach the rules either way
+    def request(session: str, origin: str) -> dict[str, Any]:
+        http = {"method": "POST", "status": 200, "headers": {"Origin": origin}}
+        return rec(req(1, "tools/list"), session=session, transport="http", http=http)
+
+    path = write_lines(
+        [request("a", "https://evil.example"), request("b", "https://app.example.com")]
+    )
+    monkeypatch.chdir(tmp_path)
+    args = [path, "--format", "json", "--select", "HT021", "--revision", "2025-11-25"]
+    assert _codes(_lint(*args)) == []  # no allow-list: nothing to judge by
+    for partitions in ("1", "2"):
+        result = _lint(
+            *args, "--allowed-origin", "https://app.example.com", "--partitions", partitions
+        )
+        assert [f["line"] for f in orjson.loads(result.stdout)] == [1], partitions
+    (tmp_path / "mcptrace.toml").write_text('allowed-origins = ["https://app.example.com"]\n')
+    assert _codes(_lint(*args)) == ["HT021"]
+    # the command line replaces the configured list
+    assert _codes(_lint(*args, "--allowed-origin", "https://evil.example")) == ["HT021"]
+    assert [
+        f["line"]
+        for f in orjson.loads(_lint(*args, "--allowed-origin", "https://evil.example").stdout)
+    ] == [2]

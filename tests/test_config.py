@@ -81,11 +81,13 @@ def test_every_key_is_accepted(tmp_path: Path) -> None:
     toml = _write(
         tmp_path / "mcptrace.toml",
         'select = ["JR", "null-request-id"]\nignore = ["JR003"]\nfail-on = "error"\n'
-        'revision = "2026-07-28"\nbaseline = "b.json"\nschema-dir = "schemas"\nformat = "junit"\n',
+        'revision = "2026-07-28"\nbaseline = "b.json"\nschema-dir = "schemas"\nformat = "junit"\n'
+        'allowed-origins = ["https://app.example.com"]\n',
     )
     config = read_config(toml)
     assert config.select == ("JR", "null-request-id")
     assert config.revision == "2026-07-28" and config.format == "junit"
+    assert config.allowed_origins == ("https://app.example.com",)
 
 
 def test_unknown_key_names_the_key_and_the_file(tmp_path: Path) -> None:

@@ -142,6 +142,14 @@ def lint(
         ),
     ] = None,
     schema_dir: SchemaDirOpt = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-origin",
+            help="An Origin the servers accept (e.g. https://app.example.com); repeatable. "
+            "Turns on HT021: a request from any other Origin must be answered 403.",
+        ),
+    ] = None,
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="Report only findings not accepted by this baseline file."),
@@ -219,7 +227,8 @@ def lint(
     if write_baseline_to is not None and (start is not None or end is not None):
         raise usage_error("--write-baseline records every finding: drop --since/--until")
 
-    chosen = {"select": chosen_select, "ignore": chosen_ignore}
+    chosen_origins = tuple(allowed_origin) if allowed_origin else config.allowed_origins
+    chosen = {"select": chosen_select, "ignore": chosen_ignore, "allowed_origins": chosen_origins}
     progress = Progress()
     # imported here: it brings NumPy, which every other command would pay for at start
     from mcptrace.linter.shares import lint_in_shares

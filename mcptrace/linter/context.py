@@ -125,6 +125,9 @@ class LintContext:
     revision_override: str | None = None
     #: folder with the official schemas as ``<revision>/schema.json`` (--schema-dir)
     schema_dir: Path | None = None
+    #: the origins the servers accept (--allowed-origin); None when not given: whether a
+    #: request's `Origin` is valid depends on the server's configuration, not on the wire
+    allowed_origins: tuple[str, ...] | None = None
     _memo: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _part_columns: dict[tuple[Part, str], pl.Series] = field(default_factory=dict, repr=False)
     _locks: dict[object, threading.Lock] = field(default_factory=dict, repr=False)

@@ -222,8 +222,8 @@ R127 http-session-404-reinitialize covered HT014 : the server's 404 for a termin
 R128 http-protocol-version-header covered HT001
 R129 http-bad-protocol-version-400 covered HT013 : only version strings that name no
     revision; 401, 403, 404 and 405 are accepted as answers another MUST may demand
-R130 http-origin-403 uncovered - : needs the server's allowed-origin list, which the
-    capture lacks
+R130 http-origin-403 covered HT021 : only with --allowed-origin (allowed-origins in the
+    configuration): which origins are invalid is the server's configuration
 R131 http-sse-endpoint-event covered HT019 : HAR captures only; a GET stream whose session
     never negotiated (no endpoint, so no initialize) is judged only with --revision
 R132 http26-single-message-body covered MD005,JR010 : client responses and batches flagged

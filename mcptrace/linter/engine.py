@@ -70,13 +70,16 @@ def lint(
     ignore: Iterable[str] | None = None,
     revision: str | None = None,
     schema_dir: str | Path | None = None,
+    allowed_origins: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """Lint a trace; returns the findings table (see :data:`mcptrace.schema.FINDINGS`).
 
     ``select``/``ignore`` take rule codes, code prefixes (``JR``, ``JR0``) or names;
     ``revision`` judges every session by that revision instead of the detected one;
     ``schema_dir`` (layout ``DIR/<revision>/schema.json``) turns on validation against the
-    official JSON Schemas (the SC rules). A time window cut with :meth:`Trace.filter` is
+    official JSON Schemas (the SC rules); ``allowed_origins`` (serialized origins such as
+    ``https://app.example.com``) turns on HT021, which needs to know which `Origin`
+    headers the servers should accept. A time window cut with :meth:`Trace.filter` is
     judged with the whole capture around it: the findings are those on its messages.
     """
     if revision is not None and not is_known_revision(revision):
@@ -87,10 +90,20 @@ def lint(
         # a window cut by Trace.filter: judged with the whole capture around it, else
         # a window starting mid-session would lack its handshake
         whole, since, until = trace.window_of
-        found = lint(whole, select=select, ignore=ignore, revision=revision, schema_dir=schema_dir)
+        found = lint(
+            whole,
+            select=select,
+            ignore=ignore,
+            revision=revision,
+            schema_dir=schema_dir,
+            allowed_origins=allowed_origins,
+        )
         return findings_in_window(found, since, until)
     ctx = LintContext(
-        trace, revision_override=revision, schema_dir=Path(schema_dir) if schema_dir else None
+        trace,
+        revision_override=revision,
+        schema_dir=Path(schema_dir) if schema_dir else None,
+        allowed_origins=tuple(allowed_origins) if allowed_origins is not None else None,
     )
     rules = select_rules(select, ignore)
     threads = min(RULE_THREADS, workers(), len(rules))

@@ -98,6 +98,7 @@ class LintOptions:
     ignore: Iterable[str] | None
     revision: str | None
     schema_dir: str | Path | None
+    allowed_origins: Iterable[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def _lint_share(
         ignore=options.ignore,
         revision=options.revision,
         schema_dir=options.schema_dir,
+        allowed_origins=options.allowed_origins,
     )
     # where each finding's message sits among the rows of its line (a batch line has
     # several): the file's ordinal is the line's first plus that
@@ -159,6 +161,7 @@ def lint_in_shares(
     ignore: Iterable[str] | None = None,
     revision: str | None = None,
     schema_dir: str | Path | None = None,
+    allowed_origins: Iterable[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> FileLint | None:
     """Lint one capture file a share of its sessions at a time (``shares`` of them, by
@@ -179,7 +182,7 @@ def lint_in_shares(
     source = os.fspath(path)
     if not Path(source).is_file():
         return None
-    options = LintOptions(select, ignore, revision, schema_dir)
+    options = LintOptions(select, ignore, revision, schema_dir, allowed_origins)
 
     def in_shares(readable: str) -> FileLint | None:
         return _lint_capture(
@@ -308,6 +311,7 @@ def lint_file(
     ignore: Iterable[str] | None = None,
     revision: str | None = None,
     schema_dir: str | Path | None = None,
+    allowed_origins: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """The findings of one capture file, equal to ``lint(load(path))``: linted a share of
     its sessions at a time when it is a big mcptrace capture (bounded memory), else
@@ -321,6 +325,7 @@ def lint_file(
         ignore=ignore,
         revision=revision,
         schema_dir=schema_dir,
+        allowed_origins=allowed_origins,
     )
     if done is not None:
         return done.findings
@@ -330,6 +335,7 @@ def lint_file(
         ignore=ignore,
         revision=revision,
         schema_dir=schema_dir,
+        allowed_origins=allowed_origins,
     )
 
 

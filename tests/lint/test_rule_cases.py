@@ -3,7 +3,8 @@
 A case file holds named captures (mcptrace capture JSONL) and the lines where the
 rule must fire; ``expect = []`` is a passing case. ``revision`` judges the case's
 sessions by that revision, as ``mcptrace lint --revision`` does; ``schemas = true``
-validates against the official schemas in ``../shared/spec`` (``--schema-dir``).
+validates against the official schemas in ``../shared/spec`` (``--schema-dir``);
+``allowed_origins`` is ``--allowed-origin``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,13 @@ def test_rule_case(tmp_path: Path, code: str, case: dict[str, Any]) -> None:
             pytest.skip(f"official schemas not found at {SHARED_SPEC}")
         schema_dir = SHARED_SPEC
     trace = mcptrace.load(path, format=case.get("format"))
-    found = lint(trace, select=[code], revision=case.get("revision"), schema_dir=schema_dir)
+    found = lint(
+        trace,
+        select=[code],
+        revision=case.get("revision"),
+        schema_dir=schema_dir,
+        allowed_origins=case.get("allowed_origins"),
+    )
     lines = sorted(found["line"].to_list())
     assert lines == sorted(case["expect"]), found.select("line", "message").rows()
 

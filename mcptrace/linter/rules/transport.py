@@ -1077,6 +1077,95 @@ def http_unsupported_version_not_400(ctx: LintContext) -> pl.DataFrame:
     )
 
 
+def _origin_key(origin: str) -> str:
+    """An origin as compared: scheme and host are case-insensitive, and a trailing ``/``
+    (which a serialized origin has not, but a hand-written allow-list may) is dropped."""
+    return origin.strip().rstrip("/").lower()
+
+
+@rule(
+    code="HT021",
+    name="http-disallowed-origin-not-forbidden",
+    severity="error",
+    revisions=since("2025-11-25"),
+    scope="transport",
+)
+def http_disallowed_origin_not_forbidden(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    With `--allowed-origin` (or `allowed-origins` in the configuration), flags an HTTP
+    request whose `Origin` header is not one of the allowed origins and that was not
+    answered `403 Forbidden`.
+
+    Which origins a server accepts is its configuration, not something a capture shows:
+    without an allow-list this rule judges nothing. Origins are compared without regard
+    to the case of scheme and host (`null`, the origin of sandboxed pages and local
+    files, is disallowed unless listed). A request without `Origin` (most non-browser
+    clients send none) and one whose answer's status was not captured are not judged.
+
+    ## Why is this bad?
+    Validating `Origin` is what stops DNS rebinding: a web page on another site that
+    resolves its own name to `127.0.0.1` can otherwise drive a local MCP server from the
+    user's browser, calling its tools with the user's files and credentials. A server
+    that answers such a request with anything but `403` processed or at least entertained
+    it.
+
+    ## Example
+    With `--allowed-origin https://app.example.com`:
+    ```json
+    {"dir": "c2s", "http": {"method": "POST", "headers": {"Origin": "https://evil.example",
+     "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "1868a90c"}},
+     "msg": {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+      "params": {"name": "read_file", "arguments": {"path": "~/.ssh/id_rsa"}}}}
+    {"dir": "s2c", "http": {"status": 200}, "msg": {"jsonrpc": "2.0", "id": 7,
+     "result": {"content": [{"type": "text", "text": "-----BEGIN OPENSSH..."}]}}}
+    ```
+
+    Use instead:
+    ```json
+    {"dir": "s2c", "http": {"status": 403}, "msg": {"jsonrpc": "2.0",
+     "error": {"code": -32600, "message": "Origin not allowed"}}}
+    ```
+
+    ## Reference
+    "If the `Origin` header is present and invalid, servers **MUST** respond with HTTP
+    403 Forbidden." —
+    docs/specification/2025-11-25/basic/transports.mdx#security-warning (2025-11-25;
+    docs/specification/2026-07-28/basic/transports/streamable-http.mdx#security--endpoint
+    in 2026-07-28). Earlier revisions say only that servers must validate `Origin`.
+    """
+    if ctx.allowed_origins is None:
+        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    allowed = sorted({_origin_key(origin) for origin in ctx.allowed_origins})
+    rows = _http_rows(ctx).filter(_CLIENT_REQUEST & pl.col("http_headers").is_not_null())
+    if rows.is_empty():
+        return findings(rows, "")
+    origin = _header_values(rows, "Origin")
+    foreign = pl.concat([rows.select("ordinal"), origin], how="horizontal").filter(
+        pl.col("value").is_not_null()
+        & ~pl.col("value")
+        .str.strip_chars_end("/")
+        .str.to_lowercase()
+        .is_in(pl.Series(allowed, dtype=pl.String).implode())
+    )
+    if foreign.is_empty():
+        return findings(foreign, "")
+    status = pl.col("status")
+    bad = (
+        _exchanges(ctx)
+        .join(foreign.select("ordinal", "text"), on="ordinal", how="inner", maintain_order="left")
+        .filter(status.is_not_null() & (status != 403))
+    )
+    return findings(
+        bad,
+        pl.format(
+            "{} from Origin {}, which is not an allowed origin, was answered {}, not 403 Forbidden",
+            _request_label(),
+            "text",
+            status,
+        ),
+    )
+
+
 @rule(
     code="HT014",
     name="http-session-reused-after-404",
