@@ -42,6 +42,14 @@ def report(
         typer.Option("--session", help="Report only this session key; repeat for several."),
     ] = None,
     schema_dir: SchemaDirOpt = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-origin",
+            help="An Origin the servers accept; repeatable. Turns on HT021 among the "
+            "findings, as in `mcptrace lint`.",
+        ),
+    ] = None,
     title: Annotated[
         str | None,
         typer.Option("--title", help="Title of the page.  [default: after the first input]"),
@@ -89,6 +97,7 @@ def report(
             session=session or None,
             title=title,
             schema_dir=schema_dir,
+            allowed_origins=allowed_origin or None,
         )
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc

@@ -43,6 +43,7 @@ def write_report(
     findings: pl.DataFrame | None = None,
     title: str | None = None,
     schema_dir: str | Path | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> Path:
     """Write :func:`build_report`'s page to ``path`` (UTF-8); returns the path.
 
@@ -57,6 +58,7 @@ def write_report(
         findings=findings,
         title=title,
         schema_dir=schema_dir,
+        allowed_origins=allowed_origins,
     )
     out = Path(path)
     out.write_text(page, encoding="utf-8")

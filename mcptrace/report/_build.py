@@ -328,15 +328,20 @@ class _Data:
 
 
 def _findings(
-    f: Focus, given: pl.DataFrame | None, schema_dir: str | Path | None
+    f: Focus,
+    given: pl.DataFrame | None,
+    schema_dir: str | Path | None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> tuple[pl.DataFrame, str]:
     if given is None:
         from mcptrace.linter import lint
 
-        found = lint(f.context, schema_dir=schema_dir)
+        found = lint(f.context, schema_dir=schema_dir, allowed_origins=allowed_origins)
         note = "mcptrace lint, all rules"
         if schema_dir is not None:
             note += f", official schemas from {schema_dir}"
+        if allowed_origins is not None:
+            note += f", allowed origins {', '.join(allowed_origins)}"
         if f.windowed:
             note += "; linted over the whole capture, findings inside the window shown"
     else:
@@ -377,9 +382,10 @@ def _collect(
     session: str | Sequence[str] | None,
     findings: pl.DataFrame | None,
     schema_dir: str | Path | None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> _Data:
     f = focus(trace, since=since, until=until, session=session)
-    found, note = _findings(f, findings, schema_dir)
+    found, note = _findings(f, findings, schema_dir, allowed_origins)
     times = f.view.messages["ts"].drop_nulls()
     first = times.min() if times.len() else None
     last = times.max() if times.len() else None
@@ -1204,6 +1210,7 @@ def build_report(
     findings: pl.DataFrame | None = None,
     title: str | None = None,
     schema_dir: str | Path | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> str:
     """The post-mortem report of ``trace`` as one self-contained HTML page.
 
@@ -1226,6 +1233,9 @@ def build_report(
         The page title; by default named after the first input file.
     schema_dir
         Passed to :func:`~mcptrace.linter.lint` when ``findings`` is None (SC rules).
+    allowed_origins
+        Passed to :func:`~mcptrace.linter.lint` likewise (HT021: the Origins the servers
+        accept).
 
     Returns
     -------
@@ -1237,7 +1247,7 @@ def build_report(
     """
     from mcptrace import __version__
 
-    d = _collect(trace, since, until, session, findings, schema_dir)
+    d = _collect(trace, since, until, session, findings, schema_dir, allowed_origins)
     heading = title or _default_title(trace)
     subtitle = (
         f"{d.clock(d.first, date=True)} to {d.clock(d.last, date=True)} UTC · "

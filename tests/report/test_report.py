@@ -324,6 +324,23 @@ def test_findings_given_by_the_caller(incident: Trace) -> None:
     assert "<title>JR only</title>" in page
 
 
+def test_command_passes_allowed_origins_to_the_linter(
+    write_lines: WriteLines, tmp_path: Path
+) -> None:
+    headers = {"Origin": "https://evil.example", "MCP-Protocol-Version": "2025-11-25"}
+    http = {"method": "POST", "status": 200, "headers": headers}
+    capture = write_lines([rec(req(1, "tools/list"), transport="http", http=http, session="web")])
+    out = tmp_path / "report.html"
+    base = ["report", str(capture), "-o", str(out)]
+    assert runner.invoke(app, base).exit_code == 0
+    assert "<code>HT021</code>" not in _section(out.read_text(encoding="utf-8"), "findings")
+    result = runner.invoke(app, [*base, "--allowed-origin", "https://app.example.com"])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert "<code>HT021</code>" in _section(page, "findings")
+    assert "allowed origins https://app.example.com" in page
+
+
 # ---------------------------------------------------------------------------
 # untrusted capture text
 # ---------------------------------------------------------------------------
