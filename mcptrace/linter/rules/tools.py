@@ -64,6 +64,15 @@ def _joined(problems: list[str]) -> str:
     return "; ".join(problems[:_PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
+def _cut(text: pl.Expr) -> pl.Expr:
+    """``text`` cut after :data:`SHOWN_CHARS` characters, ending in ``…`` when cut."""
+    return (
+        pl.when(text.str.len_chars() > SHOWN_CHARS)
+        .then(text.str.slice(0, SHOWN_CHARS - 1) + "…")
+        .otherwise(text)
+    )
+
+
 def _one_line(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= 2 * SHOWN_CHARS else flat[: 2 * SHOWN_CHARS - 1] + "…"
@@ -616,12 +625,7 @@ def tools_order_changed(ctx: LintContext) -> pl.DataFrame:
 
 def _names_shown(column: str) -> pl.Expr:
     """A list of tool names as ``a, b, c``, cut after :data:`SHOWN_CHARS` characters."""
-    text = pl.col(column).list.join(", ")
-    return (
-        pl.when(text.str.len_chars() > SHOWN_CHARS)
-        .then(text.str.slice(0, SHOWN_CHARS - 1) + "…")
-        .otherwise(text)
-    )
+    return _cut(pl.col(column).list.join(", "))
 
 
 # --- TL003 -------------------------------------------------------------------------
@@ -1031,6 +1035,6 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
             ' "{}": an input validation error belongs in a result with isError: true',
             "tool",
             "request_line",
-            pl.col("error_message").fill_null("").str.slice(0, SHOWN_CHARS),
+            _cut(pl.col("error_message").fill_null("")),
         ),
     )
