@@ -23,14 +23,13 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext
 from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, quoted, rule, shown, since
-from mcptrace.linter.rules.transport import client_http
+from mcptrace.linter.rules.transport import BASE64_VALUE, CONTROL_CHAR, client_http, needs_base64
 from mcptrace.linter.schemas import json_path
 from mcptrace.protocol import INVALID_PARAMS
 
 _LIST_CHANGED = "notifications/tools/list_changed"
 #: RFC 9110 section 5.6.2: token = 1*tchar
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: the property types an `x-mcp-header` may annotate
 _HEADER_TYPES = frozenset({"integer", "string", "boolean"})
 #: keywords whose value maps names to subschemas
@@ -53,8 +52,6 @@ _SCHEMA_KEYWORDS = (
     "then",
     "else",
 )
-#: a Base64-encoded header value (streamable-http.mdx#value-encoding)
-_BASE64 = re.compile(r"=\?base64\?(.*)\?=", re.S)
 #: problems spelled out in one finding
 _PROBLEMS_SHOWN = 8
 
@@ -148,7 +145,7 @@ def _header_check(input_schema: object) -> tuple[str | None, str | None]:
             continue
         if not value:
             problems.append(f"the value at {at} is empty")
-        elif _CONTROL.search(value):
+        elif CONTROL_CHAR.search(value):
             problems.append(f"{shown(value)} at {at} has control characters")
         elif not _TOKEN.fullmatch(value):
             problems.append(f"{shown(value)} at {at} is not an HTTP token")
@@ -711,17 +708,6 @@ def x_mcp_header_invalid(ctx: LintContext) -> pl.DataFrame:
 # --- TL004 -------------------------------------------------------------------------
 
 
-def _needs_base64(value: str) -> bool:
-    """A string value that cannot travel as a plain header value (streamable-http.mdx
-    #value-encoding): other than visible ASCII, space and tab, leading or trailing
-    whitespace, or the Base64 sentinel form itself."""
-    return (
-        any(not (" " <= c <= "~" or c == "\t") for c in value)
-        or value != value.strip(" \t")
-        or _BASE64.fullmatch(value) is not None
-    )
-
-
 def _same_number(text: str, value: float) -> bool:
     try:
         return Decimal(text.strip()) == Decimal(repr(value))
@@ -736,7 +722,7 @@ def _mismatch(value: object, sent: object) -> str | None:
         sent = sent[0]
     if not isinstance(sent, str):
         return "is not a single string, for"
-    encoded = _BASE64.fullmatch(sent)
+    encoded = BASE64_VALUE.fullmatch(sent)
     if encoded:
         try:
             text = base64.b64decode(encoded.group(1), validate=True).decode("utf-8")
@@ -744,7 +730,7 @@ def _mismatch(value: object, sent: object) -> str | None:
             return "is not valid Base64 of UTF-8 text, for"
     else:
         text = sent
-        if isinstance(value, str) and _needs_base64(value) and text == value:
+        if isinstance(value, str) and needs_base64(value) and text == value:
             return "is not Base64-encoded, as it must be for"
     if isinstance(value, bool):
         same = text == ("true" if value else "false")

@@ -30,10 +30,25 @@ from mcptrace import _json
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, rule, since
 from mcptrace.linter.rules.lifecycle import initialize_calls, ordered
-from mcptrace.protocol import REVISIONS
+from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
+from mcptrace.protocol import LOG_LEVEL_KEY, REVISIONS
 
 _NAMED_METHODS = ("tools/call", "resources/read", "prompts/get")
-_BASE64 = r"^=\?base64\?(.*)\?=$"
+#: a Base64-encoded header value, `=?base64?...?=` (streamable-http.mdx#value-encoding)
+BASE64_VALUE = re.compile(r"=\?base64\?(.*)\?=", re.S)
+#: a control character, which no header value may hold
+CONTROL_CHAR = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def needs_base64(value: str) -> bool:
+    """A string value that cannot travel as a plain header value (streamable-http.mdx
+    #value-encoding): other than visible ASCII, space and tab, leading or trailing
+    whitespace, or the Base64 sentinel form itself."""
+    return (
+        any(not (" " <= c <= "~" or c == "\t") for c in value)
+        or value != value.strip(" \t")
+        or BASE64_VALUE.fullmatch(value) is not None
+    )
 
 
 def _header_literal(name: str) -> pl.Expr:
@@ -345,7 +360,7 @@ def _build_header_body_mismatches(ctx: LintContext) -> pl.DataFrame:
     if rows.is_empty():
         return rows.select(*columns, mismatch=pl.lit(None, pl.String))
     rows = rows.with_columns(mcp_method=_header("Mcp-Method"), mcp_name=_header("Mcp-Name"))
-    encoded = pl.col("mcp_name").str.extract(_BASE64, 1)
+    encoded = pl.col("mcp_name").str.extract(f"^{BASE64_VALUE.pattern}$", 1)
     name_bytes = (
         pl.when(encoded.is_not_null())
         .then(encoded.str.decode("base64", strict=False))
@@ -1264,18 +1279,17 @@ def _plain_name_problem(value: str) -> str | None:
     """Why ``value``, a name sent verbatim as `Mcp-Name`, needed the Base64 form (None
     when it did not). The verdict is TL004's test for `Mcp-Param-*` values; the rest
     only words the finding."""
-    # tools imports this module: import its helpers when the check runs
-    from mcptrace.linter.rules.tools import _BASE64 as sentinel
-    from mcptrace.linter.rules.tools import _CONTROL, _needs_base64
-
-    if not _needs_base64(value):
+    if not needs_base64(value):
         return None
     reasons = [
         why
         for why, applies in (
-            ("has the =?base64?…?= sentinel form", sentinel.fullmatch(value) is not None),
+            ("has the =?base64?…?= sentinel form", BASE64_VALUE.fullmatch(value) is not None),
             ("has leading or trailing whitespace", value != value.strip(" \t")),
-            ("contains control characters", _CONTROL.search(value.replace("\t", "")) is not None),
+            (
+                "contains control characters",
+                CONTROL_CHAR.search(value.replace("\t", "")) is not None,
+            ),
             ("contains non-ASCII characters", any(c > "\x7f" for c in value)),
         )
         if applies
@@ -1661,7 +1675,6 @@ _SSE_TYPE = "text/event-stream"
 _EMPTY_EVENT = r"^SSE event(?: `[^`]*`)?(?: \(id [^)]*\))? without data$"
 #: the data of an SSE event the HAR loader keeps as a transport row (not JSON)
 _EVENT_DATA = r"(?s)^SSE event(?: `[^`]*`)?(?: \(id [^)]*\))?: (.*)$"
-_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 
 def _har_rows(ctx: LintContext) -> pl.DataFrame:
@@ -1691,20 +1704,13 @@ def _endpoint_sessions(rows: pl.DataFrame) -> pl.Series:
     )["session"].unique()
 
 
-def _sorted_keys(value: object) -> object:
-    if isinstance(value, dict):
-        return {key: _sorted_keys(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted_keys(item) for item in value]
-    return value
-
-
 def _same_value_key(text: str) -> str:
     """A text equal for JSON texts of the same value, whatever their member order and
-    spacing (the text itself when it is not JSON or nests too deep to sort)."""
+    spacing (the text itself when it is not JSON, or holds what cannot be written back,
+    such as an integer beyond 64 bits)."""
     try:
-        return _json.dumps(_sorted_keys(_json.loads(text)))
-    except (_json.JSONDecodeError, RecursionError):
+        return _json.dumpb(_json.loads(text), sort_keys=True).decode()
+    except (_json.JSONDecodeError, TypeError, RecursionError):
         return text
 
 
@@ -2076,8 +2082,6 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
     response to the request that set the log level." —
     docs/specification/2026-07-28/server/utilities/logging.mdx#per-request-log-level.
     """
-    from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
-
     rows = _har_rows(ctx)
     posted = rows.filter((pl.col("direction") == "c2s") & (pl.col("http_method") == "POST"))
     # the POST's one message, a request: the stream's originating request
@@ -2103,10 +2107,8 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
     notes = notes.join(subscription, on="ordinal", how="left", maintain_order="left")
     logging = pl.col("method") == "notifications/message"
     asked = (
-        pl.col("req_text").str.contains(f'"{_LOG_LEVEL_KEY}"', literal=True).fill_null(False)
-        & pl.col("req_text")
-        .str.json_path_match(f"$.params._meta['{_LOG_LEVEL_KEY}']")
-        .is_not_null()
+        pl.col("req_text").str.contains(f'"{LOG_LEVEL_KEY}"', literal=True).fill_null(False)
+        & pl.col("req_text").str.json_path_match(f"$.params._meta['{LOG_LEVEL_KEY}']").is_not_null()
     )
     notes = notes.with_columns(
         asked=pl.when(logging).then(asked).otherwise(pl.lit(True)).fill_null(False)
@@ -2152,7 +2154,7 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
             pl.format(
                 "notifications/message on {}, which did not ask for logs (no {} in its _meta)",
                 stream,
-                pl.lit(_LOG_LEVEL_KEY),
+                pl.lit(LOG_LEVEL_KEY),
             )
         )
     )
