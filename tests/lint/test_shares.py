@@ -220,8 +220,8 @@ def test_files_that_are_not_plain_captures_are_linted_whole(tmp_path: Path) -> N
     assert lint_in_shares("sample_traces/capture/healthy-2026-07-28.jsonl") is None
     # the 10^6-message benchmark capture; one of as many bytes in small messages
     assert shares_for(10, 1) == 1
-    assert shares_for(540_641_948, 1_000_000) == 3
-    assert shares_for(540_641_948, 5_000_000) == 8
+    assert shares_for(540_641_948, 1_000_000) == 2
+    assert shares_for(540_641_948, 5_000_000) == 7
 
 
 def test_without_the_scanner_files_are_linted_whole(
