@@ -1,4 +1,4 @@
-"""HAR 1.2 (HTTP Archive) of Streamable HTTP traffic: browser devtools, proxies.
+"""HAR 1.2 (HTTP Archive) of Streamable HTTP and HTTP+SSE traffic: browser devtools, proxies.
 
     {"log": {"version": "1.2", "creator": {...}, "entries": [
       {"startedDateTime": "2025-12-04T09:41:17.204Z", "time": 41.3,
@@ -38,13 +38,19 @@ headers joined with ``, ``). Transport is ``http``; ``server`` is the URL's host
 Times: request rows are timed ``startedDateTime``; response rows
 ``startedDateTime + time`` (the end of the exchange, ``ts_quality`` derived). A
 HAR keeps no time per SSE event, so every event of one stream carries the time the
-stream ended. Rows stay in entry order (HAR orders entries by start time).
+stream ended. Rows stay in entry order (HAR orders entries by start time), but for
+the HTTP+SSE transport's streams (below).
 
 Sessions: the ``Mcp-Session-Id`` header of the request, else of the response (the
 initialize response issues it). Exchanges without one (2026-07-28 is stateless,
 and legacy servers may not issue ids) are keyed by their MCP endpoint,
 ``scheme://host[:port]/path`` without the query: the origin alone would merge two
 servers behind one gateway, whose request ids would then collide in pairing.
+The 2024-11-05 HTTP+SSE transport (a ``GET`` stream whose ``endpoint`` event names
+the URL the client then ``POST``s to) is one session keyed by that announced URL,
+query included (it carries the server's session id), with the stream's events moved
+among the ``POST`` exchanges and their ``Accepted`` bodies kept as transport rows:
+see :mod:`mcptrace.loaders.http_sse`.
 
 Line numbers: a HAR is one pretty-printed document; every row of an entry points
 at the line where the entry's ``{`` is (found with a tokenizer, whatever the
@@ -66,13 +72,14 @@ from urllib.parse import urlsplit
 
 from mcptrace import _json
 from mcptrace.loaders.base import NOT_JSON, Head, LoadContext, LoadResult
+from mcptrace.loaders.http_sse import Stream, interleave, normalized_url
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
 
 NAME = "har"
 DESCRIPTION = (
-    "HAR 1.2 (browser devtools, proxies) of Streamable HTTP: JSON-RPC request bodies, "
-    "JSON and SSE responses"
+    "HAR 1.2 (browser devtools, proxies) of Streamable HTTP or HTTP+SSE: JSON-RPC request "
+    "bodies, JSON and SSE responses"
 )
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -358,12 +365,65 @@ class _Counts:
     no_body: int = 0
     no_session: set[str] = field(default_factory=set)
     cut_events: int = 0
+    #: the HTTP+SSE (2024-11-05) streams among the rows
+    streams: list[Stream] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _HttpSse:
+    """The 2024-11-05 HTTP+SSE transport in a HAR: the ``GET`` streams (by entry index)
+    that announced an endpoint, and each announced URL; both key the session."""
+
+    streams: dict[int, str]
+    endpoints: frozenset[str]
+
+
+def _http_sse(entries: list[Any]) -> _HttpSse:
+    """The entries that opened an HTTP+SSE stream: a ``GET`` answered 2xx with an event
+    stream whose events include ``endpoint``, with the URL it announced (resolved
+    against the ``GET``'s)."""
+    streams: dict[int, str] = {}
+    for index, entry in enumerate(entries):
+        if type(entry) is not dict:
+            continue
+        request, response = entry.get("request"), entry.get("response")
+        if type(request) is not dict or type(response) is not dict:
+            continue
+        url, status = request.get("url"), response.get("status")
+        if request.get("method") != "GET" or type(url) is not str:
+            continue
+        if type(status) is not int or not 200 <= status < 300:
+            continue
+        content = response.get("content")
+        body, _ = _body(content, "content")
+        mime = content.get("mimeType") if type(content) is dict else None
+        content_type = mime if type(mime) is str and mime else None
+        if content_type is None:
+            content_type = _header(_headers(response.get("headers")), "Content-Type")
+        if not body or content_type is None or "text/event-stream" not in content_type.lower():
+            continue
+        for event in sse_events(body):
+            if event.type == "endpoint" and event.data.strip():
+                announced = normalized_url(event.data.strip(), url)
+                if announced is not None:
+                    streams[index] = announced
+                break
+    return _HttpSse(streams, frozenset(streams.values()))
 
 
 # -- one entry ---------------------------------------------------------------------
 
 
-def _add_entry(rows: RowBuilder, entry: Any, line: int, ctx: LoadContext, counts: _Counts) -> None:
+def _add_entry(
+    rows: RowBuilder,
+    entry: Any,
+    line: int,
+    ctx: LoadContext,
+    counts: _Counts,
+    http_sse: str | None,
+) -> None:
+    """The rows of one entry; ``http_sse`` is the session of the HTTP+SSE transport the
+    entry belongs to (its stream, or a ``POST`` to the endpoint the stream announced)."""
     if type(entry) is not dict:
         rows.add_invalid(line, _json.dumps(entry), f"HAR entry is a JSON {json_type(entry)}")
         return
@@ -402,8 +462,11 @@ def _add_entry(rows: RowBuilder, entry: Any, line: int, ctx: LoadContext, counts
     reason = _reason(status, resp.get("statusText"))
     session = _header(req_headers, "Mcp-Session-Id") or _header(resp_headers, "Mcp-Session-Id")
     if session is None:
-        session = endpoint or ctx.stem
-        counts.no_session.add(session)
+        session = http_sse or endpoint or ctx.stem
+        if http_sse is None:
+            counts.no_session.add(session)
+    else:
+        http_sse = None
 
     start_us, quality, ts_problem = _timestamp(entry.get("startedDateTime"))
     elapsed = _elapsed_ms(entry)
@@ -415,6 +478,7 @@ def _add_entry(rows: RowBuilder, entry: Any, line: int, ctx: LoadContext, counts
         end_problem = "entry without `time` or `timings`: the response time is unknown"
 
     # -- the request --------------------------------------------------------------
+    entry_start = len(rows)
     env = Envelope(
         ts_us=start_us,
         session=session,
@@ -458,8 +522,10 @@ def _add_entry(rows: RowBuilder, entry: Any, line: int, ctx: LoadContext, counts
     )
     notes = [p for p in (end_problem, resp_problem) if p]
     start = len(rows)
-    body = _Body(resp_body, resp_msg, is_sse, events)
+    body = _Body(resp_body, resp_msg, is_sse, events, http_sse is not None)
     _add_response(rows, line, entry, resp, status, reason, body, env, notes)
+    if http_sse is not None and http_method == "GET" and is_sse:
+        counts.streams.append(Stream(session, entry_start, len(rows)))
     counts.cut_events += sum(1 for e in events if not e.complete)
     if status is not None and resp_body is None and _size(content) > 0:
         counts.no_body += 1
@@ -474,6 +540,9 @@ class _Body:
     parsed: Any
     sse: bool
     events: list[_Event]
+    #: the body answers a POST of the HTTP+SSE transport, whose answers come on its
+    #: stream: a 2xx body here is the server's acknowledgement (`Accepted`), not a message
+    http_sse: bool = False
 
 
 def _size(content: Any) -> int:
@@ -539,7 +608,7 @@ def _add_response(
         return
     if _is_rpc(msg) or (status < 300 and msg is not NOT_JSON):
         rows.add_parsed(line, body, msg, body, env, note)
-    elif status < 300:
+    elif status < 300 and not parts.http_sse:
         rows.add_text(line, body, body, env, note)  # not JSON: an invalid row says why
     else:
         text = f"HTTP {status}{reason}: {_preview(body)}"
@@ -573,8 +642,9 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
 
     starts = _entry_lines(content.data, len(entries))
     counts = _Counts()
+    http_sse = _http_sse(entries)
     for i, entry in enumerate(entries):
-        _add_entry(rows, entry, starts[i], ctx, counts)
+        _add_entry(rows, entry, starts[i], ctx, counts, _http_sse_session(http_sse, i, entry))
 
     notes: list[str] = []
     if counts.skipped:
@@ -589,5 +659,28 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         )
     if counts.cut_events:
         notes.append(f"{counts.cut_events} SSE event(s) cut before their end")
+    if counts.streams:
+        notes.append(
+            f"{len(counts.streams)} HTTP+SSE stream(s) (the 2024-11-05 transport), each a "
+            "session with the POSTs to the endpoint it announced (keyed by that URL); a HAR "
+            "keeps no time per event, so each response event is placed after the POST of "
+            "its request, without a time"
+        )
     truncated = bool(counts.no_body or counts.cut_events)
-    return LoadResult(messages=rows.frame(), lines=n_lines, truncated=truncated, notes=notes)
+    messages = interleave(rows.frame(), counts.streams)
+    return LoadResult(messages=messages, lines=n_lines, truncated=truncated, notes=notes)
+
+
+def _http_sse_session(http_sse: _HttpSse, index: int, entry: Any) -> str | None:
+    """The HTTP+SSE session of entry ``index``: the URL its stream announced, or the one
+    it posts to when a stream announced it; None for other entries."""
+    if index in http_sse.streams:
+        return http_sse.streams[index]
+    if not http_sse.endpoints or type(entry) is not dict:
+        return None
+    request = entry.get("request")
+    url = request.get("url") if type(request) is dict else None
+    if type(url) is not str:
+        return None
+    posted = normalized_url(url)
+    return posted if posted in http_sse.endpoints else None

@@ -472,6 +472,184 @@ def test_sessions_from_headers_else_the_endpoint(tmp_path: Path) -> None:
     assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok"] * 4
 
 
+# -- the 2024-11-05 HTTP+SSE transport --------------------------------------------------
+
+SSE_URL = "https://mcp.example.org/sse"
+STARTS = [f"2024-12-02T10:00:0{i}.000Z" for i in range(10)]
+
+
+def sse(*events: tuple[str, Any]) -> str:
+    """An event stream: (event type, data) pairs; dict data is JSON-encoded."""
+    parts = []
+    for etype, data in events:
+        text = data if isinstance(data, str) else orjson.dumps(data).decode()
+        parts.append(f"event: {etype}\ndata: {text}\n\n")
+    return "".join(parts)
+
+
+def http_sse_session(
+    stream: list[tuple[str, Any]], posts: list[Any], *, session_id: str = "5f0c1a", start: int = 0
+) -> list[dict[str, Any]]:
+    """A GET stream announcing `/messages?sessionId=...` first, then one POST per message
+    (each answered `202 Accepted` with the body `Accepted`, as the SDKs answer)."""
+    announced = ("endpoint", f"/messages?sessionId={session_id}")
+    get = exchange(
+        method="GET",
+        url=SSE_URL,
+        response=sse(announced, *stream),
+        mime="text/event-stream",
+        started=STARTS[start],
+        time=9000,
+    )
+    post_url = f"https://mcp.example.org/messages?sessionId={session_id}"
+    return [get] + [
+        exchange(
+            body,
+            url=post_url,
+            status=202,
+            response="Accepted",
+            mime="text/plain",
+            started=STARTS[start + 1 + i],
+            time=20,
+        )
+        for i, body in enumerate(posts)
+    ]
+
+
+INITIALIZE = req(
+    0,
+    "initialize",
+    {
+        "protocolVersion": "2024-11-05",
+        "capabilities": {},
+        "clientInfo": {"name": "a", "version": "1"},
+    },
+)
+INITIALIZED_RESULT = res(
+    0,
+    {
+        "protocolVersion": "2024-11-05",
+        "capabilities": {"tools": {"listChanged": True}},
+        "serverInfo": {"name": "srv", "version": "1.0"},
+    },
+)
+
+
+def test_http_sse_stream_and_its_posts_are_one_session_in_causal_order(tmp_path: Path) -> None:
+    stream = [
+        ("message", INITIALIZED_RESULT),
+        ("message", res(1, {"tools": []})),
+        ("message", note("notifications/progress", {"progressToken": "p1", "progress": 1})),
+        ("message", req("s1", "ping")),
+        ("message", res(2, {"content": []})),
+        ("message", note("notifications/tools/list_changed")),
+    ]
+    posts = [
+        INITIALIZE,
+        note("notifications/initialized"),
+        req(1, "tools/list"),
+        req(2, "tools/call", {"name": "t", "arguments": {}, "_meta": {"progressToken": "p1"}}),
+        res("s1"),
+    ]
+    trace = load(tmp_path, http_sse_session(stream, posts))
+    m = trace.messages
+    assert m["session"].unique().to_list() == ["https://mcp.example.org/messages?sessionId=5f0c1a"]
+    shown = [
+        (d, k, i or method or text.split(":")[0])
+        for d, k, i, method, text in m.select(
+            pl.col("direction").cast(pl.String),
+            pl.col("kind").cast(pl.String),
+            "id",
+            "method",
+            "message",
+        ).rows()
+    ]
+    accepted = ("s2c", "transport", "HTTP 202 Accepted")
+    assert shown == [
+        ("c2s", "transport", "HTTP GET /sse (no body)"),
+        ("s2c", "transport", "SSE event `endpoint`"),  # before the client posts to it
+        ("c2s", "request", "0"), accepted, ("s2c", "response", "0"),
+        ("c2s", "notification", "notifications/initialized"), accepted,
+        ("c2s", "request", "1"), accepted, ("s2c", "response", "1"),
+        ("c2s", "request", "2"), accepted,
+        # during the call: its progress, a server request answered by the next POST
+        ("s2c", "notification", "notifications/progress"),
+        ("s2c", "request", '"s1"'),
+        ("s2c", "response", "2"),
+        ("s2c", "notification", "notifications/tools/list_changed"),
+        ("c2s", "response", '"s1"'), accepted,
+    ]  # fmt: skip
+    # the POSTs' `Accepted` bodies are acknowledgements, not broken messages
+    assert m.filter(pl.col("kind") == "invalid").is_empty()
+    assert m.filter(pl.col("http_status") == 202, pl.col("direction") == "s2c")[
+        "message"
+    ].unique().to_list() == ["HTTP 202 Accepted: Accepted"]
+    # a HAR has no time per event: the moved events have none rather than a made-up one
+    events = m.filter(pl.col("http_method") == "GET", pl.col("direction") == "s2c")
+    assert events["ts"].null_count() == events.height == 7
+    assert events["ts_quality"].cast(pl.String).unique().to_list() == ["none"]
+    calls = trace.calls.select("id", "method", "outcome", "latency_ms")
+    assert calls.rows() == [
+        ("0", "initialize", "ok", None),
+        ("1", "tools/list", "ok", None),
+        ("2", "tools/call", "ok", None),
+        ('"s1"', "ping", "ok", None),
+    ]
+    s = trace.sessions.row(0, named=True)
+    assert (s["revision"], s["revision_source"]) == ("2024-11-05", "initialize")
+    assert "1 HTTP+SSE stream(s)" in (trace.sources["note"][0] or "")
+    assert mcptrace.lint(trace).is_empty()
+
+
+def test_http_sse_sessions_of_one_server_stay_apart(tmp_path: Path) -> None:
+    # two clients of one server: the same request ids, streams listed before the POSTs
+    first = http_sse_session([("message", INITIALIZED_RESULT)], [INITIALIZE], session_id="a1")
+    second = http_sse_session(
+        [("message", INITIALIZED_RESULT)], [INITIALIZE], session_id="b2", start=2
+    )
+    trace = load(tmp_path, [first[0], second[0], first[1], second[1]])
+    assert trace.sessions["session"].sort().to_list() == [
+        "https://mcp.example.org/messages?sessionId=a1",
+        "https://mcp.example.org/messages?sessionId=b2",
+    ]
+    assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok", "ok"]
+    # each response right after the POST of its own session's request
+    m = trace.messages.with_row_index()
+    for name in trace.sessions["session"]:
+        rows = m.filter(pl.col("session") == name, pl.col("kind").is_in(["request", "response"]))
+        assert rows["kind"].cast(pl.String).to_list() == ["request", "response"]
+        assert rows["index"].diff()[1] == 2  # the request, its 202, the response
+
+
+def test_http_sse_response_before_its_request_was_posted_stays_in_stream_order(
+    tmp_path: Path,
+) -> None:
+    # the server answers id 1 before id 0 although 0 was posted first: each response
+    # still follows its own request, and the stream's order is kept
+    stream = [("message", res(1, {})), ("message", INITIALIZED_RESULT)]
+    trace = load(tmp_path, http_sse_session(stream, [INITIALIZE, req(1, "ping")]))
+    ids = trace.messages.filter(pl.col("kind").is_in(["request", "response"]))
+    assert ids.select(pl.col("kind").cast(pl.String), "id").rows() == [
+        ("request", "0"),
+        ("request", "1"),
+        ("response", "1"),
+        ("response", "0"),
+    ]
+    assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok", "ok"]
+
+
+def test_a_stream_without_endpoint_event_is_keyed_by_its_url(tmp_path: Path) -> None:
+    get = exchange(
+        method="GET",
+        url=SSE_URL,
+        response=sse(("message", note("notifications/tools/list_changed"))),
+        mime="text/event-stream",
+    )
+    trace = load(tmp_path, [get])
+    assert trace.messages["session"].unique().to_list() == [SSE_URL]
+    assert trace.messages["ts"].null_count() == 0  # events keep the stream's end time
+
+
 def test_non_mcp_entries_are_skipped_and_counted(tmp_path: Path) -> None:
     entries = [
         exchange(

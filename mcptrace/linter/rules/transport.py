@@ -1882,12 +1882,13 @@ def http_sse_endpoint_event_missing(ctx: LintContext) -> pl.DataFrame:
     session was accepted (a Streamable HTTP client initializes with a `POST` to the
     same endpoint before it listens; an HTTP+SSE client connects first). Events without
     data are skipped (the SSE rules do not dispatch them). The session must be judged
-    by 2024-11-05: the HAR loader keys a `GET` without `Mcp-Session-Id` by its URL, so
-    the `GET /sse` is a session of its own, whose revision comes from the `initialize`
-    result the server streams on it. Not judged: a stream whose body the HAR did not
-    keep (browsers often drop `EventSource` bodies), a stream whose session shows no
-    revision (no `initialize` result on it), a reconnecting `GET` on the path the
-    client also `POST`s to, and HTTP+SSE used with a later revision (whose
+    by 2024-11-05: the HAR loader puts a stream that announced an endpoint in one session
+    with the `POST`s to it (whose `initialize` tells the revision), and keys any other
+    `GET` without `Mcp-Session-Id` by its URL, a session of its own whose revision comes
+    from the `initialize` result the server streams on it. Not judged: a stream whose
+    body the HAR did not keep (browsers often drop `EventSource` bodies), a stream whose
+    session shows no revision (no `initialize` result on it), a reconnecting `GET` on
+    the path the client also `POST`s to, and HTTP+SSE used with a later revision (whose
     backwards-compatibility section expects the same event first).
 
     ## Why is this bad?
