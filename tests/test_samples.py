@@ -59,5 +59,5 @@ def test_whole_sample_folder_keeps_sessions_of_different_files_apart() -> None:
     per_session = trace.messages.group_by("session").agg(pl.col("source").unique())
     shared = per_session.filter(pl.col("source").list.len() > 1)["session"].to_list()
     assert shared == ["docs"]  # only the per-direction stdio pair shares a session, on purpose
-    # + mcpjam 3, mcpspy 2, mcp-recorder 2, mcpproxy-activity 3, claude-code 5; har 2, otel 3
-    assert trace.sessions.height == 16 + 15 + 5
+    # + mcpjam 3, mcpspy 2, mcp-recorder 2, mcpproxy-activity 3, claude-code 5; har 3, otel 3
+    assert trace.sessions.height == 16 + 15 + 6
