@@ -11,7 +11,7 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
     while in flight (PR002);
 (c) ``mcptrace.load(path)`` then ``mcptrace.linter.lint(trace)`` with every rule;
 (d) ``mcptrace.lint_file(path)``: the same findings, the file linted a share of its
-    sessions at a time (three shares for the 540 MB capture; see
+    sessions at a time (two shares for the 540 MB capture; see
     ``mcptrace/linter/shares.py``), which is what the command does by default;
 (e) the ``mcptrace lint PATH`` command: wall time of the whole command (interpreter
     start-up, imports and the text report included); its peak RSS comes from

@@ -1,4 +1,5 @@
-"""Configuration of ``mcptrace lint``: ``[tool.mcptrace]`` in pyproject.toml, or mcptrace.toml.
+"""Configuration of ``mcptrace lint`` (and of the findings of ``mcptrace report``):
+``[tool.mcptrace]`` in pyproject.toml, or mcptrace.toml.
 
 Discovery starts in the current directory and walks up through its parents; the
 first directory holding a ``mcptrace.toml`` (top-level keys) or a ``pyproject.toml``

@@ -188,8 +188,8 @@ def lint(
             max=255,
             help="Lint one capture file this many shares of its sessions at a time, to "
             "bound memory (1: load it whole). Same findings either way.  [default: for an "
-            "uncompressed mcptrace capture of 64 MiB or more, as many as keep each share "
-            "near 0.5 GiB]",
+            "uncompressed mcptrace capture of 64 MiB or more, as many as keep the peak "
+            "memory under 1 GiB]",
             show_default=False,
         ),
     ] = None,

@@ -1,7 +1,8 @@
 """``mcptrace report``: write the post-mortem HTML report of captures.
 
 A thin shell over :func:`mcptrace.report.write_report`: it checks the options, loads
-the captures, lints them (with ``--schema-dir`` when given) and writes one
+the captures, lints them as ``mcptrace lint`` would (the rules chosen by the same
+configuration file, ``--schema-dir`` and ``--allowed-origin`` when given) and writes one
 self-contained HTML file. Matplotlib is imported only while the report is built.
 Exit codes: 0, or 2 for a usage error or an input file that could not be read (after
 writing the report of the files that could).
@@ -26,6 +27,7 @@ from mcptrace.cli._common import (
     report_input_errors,
     usage_error,
 )
+from mcptrace.config import load_config
 from mcptrace.errors import McpTraceError
 
 
@@ -56,6 +58,15 @@ def report(
     ] = None,
     input_format: InputFormatOpt = None,
     tz: TzOpt = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Read the lint settings (select, ignore, revision, schema-dir, "
+            "allowed-origins) from this file instead of the one `mcptrace lint` finds in the "
+            "current directory or its parents.",
+        ),
+    ] = None,
     redact: Annotated[
         bool,
         typer.Option(
@@ -66,10 +77,24 @@ def report(
     ] = False,
 ) -> None:
     """Write a self-contained HTML post-mortem: overview, lint findings with their capture
-    lines, latency, errors, slowest calls, error bursts and the session timeline."""
+    lines, latency, errors, slowest calls, error bursts and the session timeline.
+
+    The findings are those `mcptrace lint` reports with the same settings: `select`,
+    `ignore`, `revision`, `schema-dir` and `allowed-origins` are read from `[tool.mcptrace]`
+    in pyproject.toml or from mcptrace.toml (found as `mcptrace lint` finds them, or given
+    with --config), and --schema-dir/--allowed-origin override them. A baseline is not
+    applied: a post-mortem shows every finding of the incident.
+    """
     start, end = parse_window(since, until)
+    try:
+        config = load_config(config_file)
+    except McpTraceError as exc:
+        raise usage_error(str(exc)) from exc
+    if schema_dir is None:
+        schema_dir = config.schema_dir
     if schema_dir is not None and not schema_dir.is_dir():
         raise usage_error(f"schema directory not found: {schema_dir}")
+    origins = tuple(allowed_origin) if allowed_origin else config.allowed_origins
     trace = load_or_exit(traces, input_format, tz)
     if redact:
         from mcptrace.redact import redact_trace
@@ -97,7 +122,11 @@ def report(
             session=session or None,
             title=title,
             schema_dir=schema_dir,
-            allowed_origins=allowed_origin or None,
+            allowed_origins=origins,
+            select=config.select,
+            ignore=config.ignore,
+            revision=config.revision,
+            settings=config.path,
         )
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc

@@ -39,13 +39,15 @@ from mcptrace.trace import Trace, load
 
 #: files smaller than this are linted whole: they fit in well under 1 GiB
 MIN_SHARED_BYTES = 64 << 20
-#: what linting a share holds at its peak, fitted on generated captures of 540 and 108
-#: bytes a line: ~0.75 MiB a MB of text plus ~0.75 MiB a thousand rows (the table, the
-#: calls and the rules' columns), over ~0.3 GiB of runtime and share plan
-MIB_PER_MB, MIB_PER_KILOROW = 0.75, 0.75
-#: what a share may cost by that estimate: the peak stays near 0.9 GiB (two shares of
-#: the 10^6-message capture peak at 0.90 GiB and lint it 0.6 s sooner than three)
-SHARE_BUDGET_MIB = 600
+#: what linting a share holds at its peak, fitted on the peaks of generated captures of
+#: 540 bytes a line (10^6 lines in two shares: 0.88 GiB, in three: 0.68 GiB) and 115
+#: bytes a line (2*10^6 lines in three shares: 0.92 GiB): ~0.56 MiB a MB of text plus
+#: ~0.92 MiB a thousand rows (the table, the calls and the rules' columns), over ~0.28
+#: GiB of runtime and share plan
+MIB_PER_MB, MIB_PER_KILOROW = 0.56, 0.92
+#: what a share may cost by that estimate: the peak stays under ~0.9 GiB (the 10^6-message
+#: capture takes two shares, 0.6 s sooner than three; the short-message one four, 0.70 GiB)
+SHARE_BUDGET_MIB = 640
 #: JSON captures seldom compress more than this: a smaller gzip file is loaded whole
 _MAX_GZIP_RATIO = 16
 #: how much of a gzip file's start is decompressed to tell its format

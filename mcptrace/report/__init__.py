@@ -44,6 +44,10 @@ def write_report(
     title: str | None = None,
     schema_dir: str | Path | None = None,
     allowed_origins: Sequence[str] | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    revision: str | None = None,
+    settings: str | Path | None = None,
 ) -> Path:
     """Write :func:`build_report`'s page to ``path`` (UTF-8); returns the path.
 
@@ -59,6 +63,10 @@ def write_report(
         title=title,
         schema_dir=schema_dir,
         allowed_origins=allowed_origins,
+        select=select,
+        ignore=ignore,
+        revision=revision,
+        settings=settings,
     )
     out = Path(path)
     out.write_text(page, encoding="utf-8")

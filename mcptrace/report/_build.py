@@ -327,21 +327,55 @@ class _Data:
         return len(self.names) > 1
 
 
+@dataclass(frozen=True)
+class LintSettings:
+    """How the report lints when no findings are given (see :func:`build_report`)."""
+
+    schema_dir: str | Path | None = None
+    allowed_origins: Sequence[str] | None = None
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] | None = None
+    revision: str | None = None
+    #: the configuration file the settings came from, named in the report
+    source: str | Path | None = None
+
+    def describe(self) -> str:
+        """The settings in words, for the findings section."""
+        rules = "all rules"
+        if self.select is not None or self.ignore is not None:
+            chosen = [
+                f"{word} {', '.join(codes)}"
+                for word, codes in (("select", self.select), ("ignore", self.ignore))
+                if codes is not None
+            ]
+            rules = "rules " + "; ".join(chosen)
+        note = f"mcptrace lint, {rules}"
+        if self.revision is not None:
+            note += f", every session judged by {self.revision}"
+        if self.schema_dir is not None:
+            note += f", official schemas from {self.schema_dir}"
+        if self.allowed_origins is not None:
+            note += f", allowed origins {', '.join(self.allowed_origins)}"
+        if self.source is not None:
+            note += f" (settings from {self.source})"
+        return note
+
+
 def _findings(
-    f: Focus,
-    given: pl.DataFrame | None,
-    schema_dir: str | Path | None,
-    allowed_origins: Sequence[str] | None = None,
+    f: Focus, given: pl.DataFrame | None, settings: LintSettings
 ) -> tuple[pl.DataFrame, str]:
     if given is None:
         from mcptrace.linter import lint
 
-        found = lint(f.context, schema_dir=schema_dir, allowed_origins=allowed_origins)
-        note = "mcptrace lint, all rules"
-        if schema_dir is not None:
-            note += f", official schemas from {schema_dir}"
-        if allowed_origins is not None:
-            note += f", allowed origins {', '.join(allowed_origins)}"
+        found = lint(
+            f.context,
+            select=settings.select,
+            ignore=settings.ignore,
+            revision=settings.revision,
+            schema_dir=settings.schema_dir,
+            allowed_origins=settings.allowed_origins,
+        )
+        note = settings.describe()
         if f.windowed:
             note += "; linted over the whole capture, findings inside the window shown"
     else:
@@ -381,11 +415,10 @@ def _collect(
     until: datetime | None,
     session: str | Sequence[str] | None,
     findings: pl.DataFrame | None,
-    schema_dir: str | Path | None,
-    allowed_origins: Sequence[str] | None = None,
+    settings: LintSettings,
 ) -> _Data:
     f = focus(trace, since=since, until=until, session=session)
-    found, note = _findings(f, findings, schema_dir, allowed_origins)
+    found, note = _findings(f, findings, settings)
     times = f.view.messages["ts"].drop_nulls()
     first = times.min() if times.len() else None
     last = times.max() if times.len() else None
@@ -1211,6 +1244,10 @@ def build_report(
     title: str | None = None,
     schema_dir: str | Path | None = None,
     allowed_origins: Sequence[str] | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    revision: str | None = None,
+    settings: str | Path | None = None,
 ) -> str:
     """The post-mortem report of ``trace`` as one self-contained HTML page.
 
@@ -1236,6 +1273,11 @@ def build_report(
     allowed_origins
         Passed to :func:`~mcptrace.linter.lint` likewise (HT021: the Origins the servers
         accept).
+    select, ignore, revision
+        Passed to :func:`~mcptrace.linter.lint` likewise: the rules to run (codes,
+        prefixes or names) and the revision to judge every session by.
+    settings
+        The configuration file these came from, named in the findings section.
 
     Returns
     -------
@@ -1247,7 +1289,8 @@ def build_report(
     """
     from mcptrace import __version__
 
-    d = _collect(trace, since, until, session, findings, schema_dir, allowed_origins)
+    lint_settings = LintSettings(schema_dir, allowed_origins, select, ignore, revision, settings)
+    d = _collect(trace, since, until, session, findings, lint_settings)
     heading = title or _default_title(trace)
     subtitle = (
         f"{d.clock(d.first, date=True)} to {d.clock(d.last, date=True)} UTC · "

@@ -218,10 +218,12 @@ def test_files_that_are_not_plain_captures_are_linted_whole(tmp_path: Path) -> N
     assert lint_in_shares(tmp_path / "missing.jsonl", shares=3) is None
     # one share: nothing to gain
     assert lint_in_shares("sample_traces/capture/healthy-2026-07-28.jsonl") is None
-    # the 10^6-message benchmark capture; one of as many bytes in small messages
+    # the 10^6-message benchmark capture; one of as many bytes in small messages; one of
+    # 2*10^6 short messages (115 bytes a line), whose rows weigh more than its bytes
     assert shares_for(10, 1) == 1
     assert shares_for(540_641_948, 1_000_000) == 2
-    assert shares_for(540_641_948, 5_000_000) == 7
+    assert shares_for(540_641_948, 5_000_000) == 8
+    assert shares_for(228_400_110, 1_980_000) == 4
 
 
 def test_without_the_scanner_files_are_linted_whole(

@@ -341,6 +341,44 @@ def test_command_passes_allowed_origins_to_the_linter(
     assert "allowed origins https://app.example.com" in page
 
 
+def test_command_reads_the_lint_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the incident sample draws JR004, PR001 and others; the project ignores JR
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.mcptrace]\nignore = ["JR"]\nallowed-origins = ["https://app.example.com"]\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(INCIDENT), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    findings = _section(page, "findings")
+    assert "<code>JR004</code>" not in findings and "<code>PR001</code>" in findings
+    assert "rules ignore JR" in page and "allowed origins https://app.example.com" in page
+    assert f"settings from {project / 'pyproject.toml'}" in page
+    # --config names another file; a command-line option still wins over it
+    other = tmp_path / "mcptrace.toml"
+    other.write_text('select = ["JR"]\nrevision = "2025-11-25"\n', encoding="utf-8")
+    result = runner.invoke(
+        app,
+        ["report", str(INCIDENT), "-o", str(out), "--config", str(other)],
+    )
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    findings = _section(page, "findings")
+    assert "<code>JR004</code>" in findings and "<code>PR001</code>" not in findings
+    assert "every session judged by 2025-11-25" in page
+    # a broken configuration is a usage error, as for lint
+    other.write_text('revision = "2099-01-01"\n', encoding="utf-8")
+    result = runner.invoke(app, ["report", str(INCIDENT), "-o", str(out), "--config", str(other)])
+    assert result.exit_code == 2
+    assert "revision must be one of" in result.output
+
+
 # ---------------------------------------------------------------------------
 # untrusted capture text
 # ---------------------------------------------------------------------------
