@@ -38,8 +38,10 @@ headers joined with ``, ``). Transport is ``http``; ``server`` is the URL's host
 Times: request rows are timed ``startedDateTime``; response rows
 ``startedDateTime + time`` (the end of the exchange, ``ts_quality`` derived). A
 HAR keeps no time per SSE event, so every event of one stream carries the time the
-stream ended. Rows stay in entry order (HAR orders entries by start time), but for
-the HTTP+SSE transport's streams (below).
+stream ended (the HTTP+SSE transport's, none: below). Rows are in entry order (HAR
+orders entries by start time), except the events of a ``GET`` stream: they are moved
+among the exchanges they came between, as far as the capture tells
+(:mod:`mcptrace.loaders.har_streams`).
 
 Sessions: the ``Mcp-Session-Id`` header of the request, else of the response (the
 initialize response issues it). Exchanges without one (2026-07-28 is stateless,
@@ -50,7 +52,7 @@ The 2024-11-05 HTTP+SSE transport (a ``GET`` stream whose ``endpoint`` event nam
 the URL the client then ``POST``s to) is one session keyed by that announced URL,
 query included (it carries the server's session id), with the stream's events moved
 among the ``POST`` exchanges and their ``Accepted`` bodies kept as transport rows:
-see :mod:`mcptrace.loaders.http_sse`.
+see :mod:`mcptrace.loaders.har_streams`.
 
 Line numbers: a HAR is one pretty-printed document; every row of an entry points
 at the line where the entry's ``{`` is (found with a tokenizer, whatever the
@@ -72,7 +74,7 @@ from urllib.parse import urlsplit
 
 from mcptrace import _json
 from mcptrace.loaders.base import NOT_JSON, Head, LoadContext, LoadResult
-from mcptrace.loaders.http_sse import Stream, interleave, normalized_url
+from mcptrace.loaders.har_streams import Stream, interleave, normalized_url
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
 
@@ -365,7 +367,7 @@ class _Counts:
     no_body: int = 0
     no_session: set[str] = field(default_factory=set)
     cut_events: int = 0
-    #: the HTTP+SSE (2024-11-05) streams among the rows
+    #: the server streams (`GET`) among the rows
     streams: list[Stream] = field(default_factory=list)
 
 
@@ -524,8 +526,8 @@ def _add_entry(
     start = len(rows)
     body = _Body(resp_body, resp_msg, is_sse, events, http_sse is not None)
     _add_response(rows, line, entry, resp, status, reason, body, env, notes)
-    if http_sse is not None and http_method == "GET" and is_sse:
-        counts.streams.append(Stream(session, entry_start, len(rows)))
+    if http_method == "GET" and events:
+        counts.streams.append(Stream(session, entry_start, len(rows), http_sse is not None))
     counts.cut_events += sum(1 for e in events if not e.complete)
     if status is not None and resp_body is None and _size(content) > 0:
         counts.no_body += 1
@@ -659,9 +661,10 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         )
     if counts.cut_events:
         notes.append(f"{counts.cut_events} SSE event(s) cut before their end")
-    if counts.streams:
+    if any(stream.http_sse for stream in counts.streams):
+        http_sse_streams = sum(stream.http_sse for stream in counts.streams)
         notes.append(
-            f"{len(counts.streams)} HTTP+SSE stream(s) (the 2024-11-05 transport), each a "
+            f"{http_sse_streams} HTTP+SSE stream(s) (the 2024-11-05 transport), each a "
             "session with the POSTs to the endpoint it announced (keyed by that URL); a HAR "
             "keeps no time per event, so each response event is placed after the POST of "
             "its request, without a time"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +122,14 @@ def test_legacy_sample_is_detected_from_content_not_name(tmp_path: Path) -> None
     assert kinds(m) == [
         "request", "response",  # initialize
         "notification", "transport",  # notifications/initialized -> 202
-        "transport", "transport", "notification",  # GET stream: priming event, list_changed
+        "transport", "transport",  # GET stream opened: priming event
         "request", "response",  # tools/list (base64 body)
         "request", "transport", "notification", "notification", "response",  # SSE
         "request", "transport",  # 401
         "request", "response",
-        "transport", "transport",  # DELETE
+        # DELETE, and the GET stream's list_changed where the stream ended (09:41:27.766),
+        # before the DELETE's answer (a HAR has no time per event)
+        "transport", "notification", "transport",
     ]  # fmt: skip
     assert directions(m)[:4] == ["c2s", "s2c", "c2s", "s2c"]
     assert m["transport"].cast(pl.String).unique().to_list() == ["http"]
@@ -636,6 +639,62 @@ def test_http_sse_response_before_its_request_was_posted_stays_in_stream_order(
         ("response", "0"),
     ]
     assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok", "ok"]
+
+
+def test_streamable_get_stream_events_are_placed_among_the_exchanges(tmp_path: Path) -> None:
+    # the GET stream opens right after initialize and lasts until the end; its events
+    # came after exchanges listed later in the HAR, which has no time per event
+    session = {"Mcp-Session-Id": "s-1"}
+    stream = "id: p0\ndata: \n\n" + "".join(
+        f"data: {orjson.dumps(m).decode()}\n\n"
+        for m in [
+            note("notifications/progress", {"progressToken": "t2", "progress": 1}),
+            req("srv-1", "ping"),
+            note("notifications/resources/updated", {"uri": "file:///a"}),
+        ]
+    )
+    entries = [
+        exchange(req(0, "initialize"), response=res(0), resp_headers=session, started=STARTS[0]),
+        exchange(
+            method="GET",
+            headers=session,
+            response=stream,
+            mime="text/event-stream",
+            started=STARTS[1],
+            time=8000,  # ends at 10:00:09
+        ),
+        exchange(req(1, "resources/subscribe", {"uri": "file:///a"}), response=res(1),
+                 headers=session, started=STARTS[2]),
+        exchange(req(2, "tools/call", {"name": "t", "_meta": {"progressToken": "t2"}}),
+                 response=res(2), headers=session, started=STARTS[3], time=2000),
+        exchange(res("srv-1"), status=202, headers=session, started=STARTS[4]),
+        exchange(req(3, "tools/list"), response=res(3), headers=session, started=STARTS[5]),
+    ]  # fmt: skip
+    m = load(tmp_path, entries).messages
+    shown = [
+        (d, i or method or text.split(" (")[0])
+        for d, i, method, text in m.select(
+            pl.col("direction").cast(pl.String), "id", "method", "message"
+        ).rows()
+    ]
+    assert shown == [
+        ("c2s", "0"), ("s2c", "0"),
+        ("c2s", "HTTP GET /mcp"), ("s2c", "SSE event"),  # the priming event opens it
+        ("c2s", "1"), ("s2c", "1"),
+        # progress while call 2 runs, before its result
+        ("c2s", "2"), ("s2c", "notifications/progress"), ("s2c", "2"),
+        ("s2c", '"srv-1"'),  # the server's ping, right before the POST answering it
+        ("c2s", '"srv-1"'), ("s2c", "HTTP 202 Accepted"),
+        ("c2s", "3"), ("s2c", "3"),
+        # the update: after the subscribe, at most where the stream ended (after tools/list)
+        ("s2c", "notifications/resources/updated"),
+    ]  # fmt: skip
+    # Streamable HTTP events keep the time the stream ended
+    assert m.filter(pl.col("http_method") == "GET", pl.col("direction") == "s2c")[
+        "ts"
+    ].unique().to_list() == [datetime(2024, 12, 2, 10, 0, 9, tzinfo=UTC)]
+    trace = mcptrace.load(tmp_path / "capture.har")
+    assert mcptrace.lint(trace, select=["CP", "PG", "PR", "CN"]).is_empty()
 
 
 def test_a_stream_without_endpoint_event_is_keyed_by_its_url(tmp_path: Path) -> None:

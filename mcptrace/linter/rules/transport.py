@@ -1726,7 +1726,8 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
     Flags a server request, response or error that the server sent again, as the same
     message, on another stream of the session.
 
-    Every copy on a stream other than the first copy's is flagged. Only HAR captures
+    Every copy on a stream other than the first copy's (the copy on the stream opened
+    first: a HAR has no time per event) is flagged. Only HAR captures
     are judged: there every row of one HTTP exchange points at the same line, which
     identifies the stream (the capture format records no exchange). Messages are the
     same when their JSON values are equal (member order and spacing aside), which takes
@@ -1795,6 +1796,9 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
         resumed=_has_header(_RESUMPTION_HEADER).any(),
         client_sid=_has_header(_SESSION_ID).any(),
         verb=pl.col("http_method").first(),
+        # when the stream was opened: the HAR loader places a GET stream's events where
+        # they may have come (it has no time per event), so its rows' order says little
+        opened=pl.col("ordinal").min(),
     )
     # the POST that carried a request with the response's id: the response's own stream
     homes = (
@@ -1824,8 +1828,9 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
             _value=pl.col("message").replace_strict(texts, values, return_dtype=pl.String)
         )
         .filter(pl.col("line").n_unique().over(group) > 1)
-        # the copy that counts: on the response's own stream, else the first
-        .sort(~pl.col("home"), "ordinal")
+        # the copy that counts: on the response's own stream, else on the stream opened
+        # first
+        .sort(~pl.col("home"), "opened", "ordinal", nulls_last=True)
         .with_columns(
             first_line=pl.col("line").first().over(group),
             first_verb=pl.col("verb").first().over(group),
