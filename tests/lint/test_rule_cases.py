@@ -4,7 +4,8 @@ A case file holds named captures (mcptrace capture JSONL) and the lines where th
 rule must fire; ``expect = []`` is a passing case. ``revision`` judges the case's
 sessions by that revision, as ``mcptrace lint --revision`` does; ``schemas = true``
 validates against the official schemas in ``../shared/spec`` (``--schema-dir``);
-``allowed_origins`` is ``--allowed-origin``.
+``allowed_origins`` is ``--allowed-origin``; ``messages``, when given, holds a text
+each finding's message must contain, in line order.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def test_rule_case(tmp_path: Path, code: str, case: dict[str, Any]) -> None:
     )
     lines = sorted(found["line"].to_list())
     assert lines == sorted(case["expect"]), found.select("line", "message").rows()
+    if "messages" in case:
+        said = found.sort("line")["message"].to_list()
+        assert len(said) == len(case["messages"]), said
+        for text, wanted in zip(said, case["messages"], strict=True):
+            assert wanted in text, (wanted, text)
 
 
 def test_every_rule_has_failing_and_passing_cases() -> None:

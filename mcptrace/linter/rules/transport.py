@@ -1098,6 +1098,11 @@ def _origin_key(origin: str) -> str:
     return origin.strip().rstrip("/").lower()
 
 
+def _origin_key_expr(column: str) -> pl.Expr:
+    """:func:`_origin_key` of each origin in ``column``."""
+    return pl.col(column).str.strip_chars().str.strip_chars_end("/").str.to_lowercase()
+
+
 @rule(
     code="HT021",
     name="http-disallowed-origin-not-forbidden",
@@ -1110,6 +1115,9 @@ def http_disallowed_origin_not_forbidden(ctx: LintContext) -> pl.DataFrame:
     With `--allowed-origin` (or `allowed-origins` in the configuration), flags an HTTP
     request whose `Origin` header is not one of the allowed origins and that was not
     answered `403 Forbidden`.
+
+    One finding per session and origin, at its first such request, says how many others
+    there were.
 
     Which origins a server accepts is its configuration, not something a capture shows:
     without an allow-list this rule judges nothing. Origins are compared without regard
@@ -1157,26 +1165,41 @@ def http_disallowed_origin_not_forbidden(ctx: LintContext) -> pl.DataFrame:
     origin = _header_values(rows, "Origin")
     foreign = pl.concat([rows.select("ordinal"), origin], how="horizontal").filter(
         pl.col("value").is_not_null()
-        & ~pl.col("value")
-        .str.strip_chars_end("/")
-        .str.to_lowercase()
-        .is_in(pl.Series(allowed, dtype=pl.String).implode())
+        & ~_origin_key_expr("value").is_in(pl.Series(allowed, dtype=pl.String).implode())
     )
     if foreign.is_empty():
         return findings(foreign, "")
     status = pl.col("status")
+    # one finding per session and origin, at its first request: a page on a foreign site
+    # that drives a local server sends many, and one is enough to show the server lets
+    # it through
     bad = (
         _exchanges(ctx)
-        .join(foreign.select("ordinal", "text"), on="ordinal", how="inner", maintain_order="left")
+        .join(
+            foreign.select("ordinal", "text", _origin=_origin_key_expr("value")),
+            on="ordinal",
+            how="inner",
+            maintain_order="left",
+        )
         .filter(status.is_not_null() & (status != 403))
+        .sort("ordinal")
+        .with_columns(_count=pl.len().over("session", "_origin"))
+        .unique(["session", "_origin"], keep="first", maintain_order=True)
+    )
+    more = (
+        pl.when(pl.col("_count") > 1)
+        .then(pl.format(" (and {} more requests from it in this session)", pl.col("_count") - 1))
+        .otherwise(pl.lit(""))
     )
     return findings(
         bad,
         pl.format(
-            "{} from Origin {}, which is not an allowed origin, was answered {}, not 403 Forbidden",
+            "{} from Origin {}, which is not an allowed origin, was answered {}, not 403"
+            " Forbidden{}",
             _request_label(),
             "text",
             status,
+            more,
         ),
     )
 
