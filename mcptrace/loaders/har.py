@@ -398,11 +398,7 @@ def _http_sse(entries: list[Any]) -> _HttpSse:
             continue
         content = response.get("content")
         body, _ = _body(content, "content")
-        mime = content.get("mimeType") if type(content) is dict else None
-        content_type = mime if type(mime) is str and mime else None
-        if content_type is None:
-            content_type = _header(_headers(response.get("headers")), "Content-Type")
-        if not body or content_type is None or "text/event-stream" not in content_type.lower():
+        if not body or not _is_event_stream(content, _headers(response.get("headers"))):
             continue
         for event in sse_events(body):
             if event.type == "endpoint" and event.data.strip():
@@ -411,6 +407,14 @@ def _http_sse(entries: list[Any]) -> _HttpSse:
                     streams[index] = announced
                 break
     return _HttpSse(streams, frozenset(streams.values()))
+
+
+def _is_event_stream(content: Any, headers: Mapping[str, str]) -> bool:
+    """Whether a response body is an SSE stream: by the HAR's ``mimeType``, else by the
+    ``Content-Type`` header."""
+    mime = content.get("mimeType") if type(content) is dict else None
+    content_type = mime if type(mime) is str and mime else _header(headers, "Content-Type")
+    return content_type is not None and "text/event-stream" in content_type.lower()
 
 
 # -- one entry ---------------------------------------------------------------------
@@ -438,9 +442,7 @@ def _add_entry(
     req_body, req_problem = _body(req.get("postData"), "postData")
     content = resp.get("content")
     resp_body, resp_problem = _body(content, "content")
-    mime = content.get("mimeType") if type(content) is dict else None
-    content_type = mime if type(mime) is str and mime else _header(resp_headers, "Content-Type")
-    is_sse = content_type is not None and "text/event-stream" in content_type.lower()
+    is_sse = _is_event_stream(content, resp_headers)
     events = sse_events(resp_body) if is_sse and resp_body else []
     req_msg = _parse(req_body)
     resp_msg = NOT_JSON if is_sse else _parse(resp_body)
