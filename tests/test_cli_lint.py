@@ -308,6 +308,17 @@ def test_help_documents_the_options() -> None:
         assert option in result.output
 
 
+def test_help_keeps_placeholders_and_defaults_written_in_the_text() -> None:
+    # help texts are Markdown: `<revision>` must not be taken for an HTML tag, nor the
+    # "[default: ...]" written in a help for markup, and a docstring's lines are rewrapped
+    result = runner.invoke(app, ["lint", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert "<revision>/schema.json" in flat
+    assert "[default: for an uncompressed mcptrace capture" in flat
+    assert "the window's edges draw no false findings" in flat
+
+
 def test_lint_is_public_api() -> None:
     assert "lint" in mcptrace.__all__
     found = mcptrace.lint(mcptrace.load(HEALTHY), select=["JR"])

@@ -33,6 +33,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Offline analysis of Model Context Protocol (MCP) traffic captures.",
     pretty_exceptions_enable=False,
+    # Markdown: a docstring's lines are joined into paragraphs and rewrapped to the
+    # terminal (the rich mode keeps each line break, ragged on an 80-column terminal)
+    rich_markup_mode="markdown",
 )
 
 

@@ -33,7 +33,7 @@ SchemaDirOpt = Annotated[
     Path | None,
     typer.Option(
         "--schema-dir",
-        help="Folder of official schemas as <revision>/schema.json; enables the SC rules.",
+        help="Folder of official schemas as `<revision>/schema.json`; enables the SC rules.",
     ),
 ]
 TzOpt = Annotated[

@@ -25,7 +25,7 @@ def record(
     ],
     session: Annotated[
         str | None,
-        typer.Option("--session", help="Session name (default: <command>-<UTC start>-<pid>)."),
+        typer.Option("--session", help="Session name (default: `<command>-<UTC start>-<pid>`)."),
     ] = None,
     server: Annotated[
         str | None, typer.Option("--server", help="Server name to put on every record.")
