@@ -235,8 +235,11 @@ def interleave(frame: pl.DataFrame, streams: list[Stream]) -> pl.DataFrame:
         for k in range(len(high) - 1, -1, -1):
             bound = min(bound, high[k])
             highs[k] = bound
+        placed = s.first
         for r, lo, hi in zip(range(s.first + 1, s.end), lows, highs, strict=True):
-            after[r] = lo if hi == _UNBOUNDED else max(lo, hi)
+            # an unbounded event goes right after the events before it
+            placed = max(placed, lo if hi == _UNBOUNDED else max(lo, hi))
+            after[r] = placed
             untimed[r] = s.http_sse
     order = sorted(range(n), key=lambda r: (after[r], rows.moved[r], r))
     if order == list(range(n)) and not any(untimed):

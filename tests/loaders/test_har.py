@@ -697,6 +697,81 @@ def test_streamable_get_stream_events_are_placed_among_the_exchanges(tmp_path: P
     assert mcptrace.lint(trace, select=["CP", "PG", "PR", "CN"]).is_empty()
 
 
+@pytest.mark.parametrize("seed", [*range(40), 291])  # 291: an unbounded event after a bounded one
+def test_stream_placement_only_reorders_rows(tmp_path: Path, seed: int) -> None:
+    # random sessions of both transports, streams with any events, answers out of
+    # order, missing times: the rows are those of the HAR read entry by entry, each
+    # stream's events keep their order, and every other row keeps its order
+    import random
+
+    rng = random.Random(seed)
+    messages = [
+        req(1, "tools/list"), res(1), res(2), err(3), req("s1", "ping"), res("s1"),
+        note("notifications/progress", {"progressToken": "t", "progress": 1}),
+        note("notifications/resources/updated", {"uri": "file:///a"}), "not json",
+    ]  # fmt: skip
+
+    def stream() -> str:
+        events = [("message", rng.choice(messages)) for _ in range(rng.randrange(0, 6))]
+        if rng.random() < 0.5:
+            events.insert(rng.randrange(len(events) + 1), ("endpoint", "/messages?sessionId=x"))
+        return sse(*events)
+
+    entries = []
+    for i in range(rng.randrange(3, 12)):
+        headers = {"Mcp-Session-Id": "m"} if rng.random() < 0.5 else {}
+        if rng.random() < 0.4:
+            entries.append(
+                exchange(
+                    method="GET",
+                    url=rng.choice([SSE_URL, URL]),
+                    headers=headers,
+                    response=stream(),
+                    mime="text/event-stream",
+                    started=STARTS[i % 10],
+                    time=rng.choice([10, 9000]),
+                )
+            )
+        else:
+            body = rng.choice(
+                [
+                    req(1, "tools/list"),
+                    req(2, "tools/call", {"name": "t", "_meta": {"progressToken": "t"}}),
+                    res("s1"),
+                    note("notifications/initialized"),
+                ]
+            )
+            url = rng.choice([URL, "https://mcp.example.org/messages?sessionId=x"])
+            entries.append(
+                exchange(
+                    body,
+                    url=url,
+                    headers=headers,
+                    status=rng.choice([200, 202]),
+                    response=rng.choice(["Accepted", res(1), None]),
+                    started=STARTS[i % 10],
+                )
+            )
+    if rng.random() < 0.3:
+        del entries[0]["startedDateTime"]
+    m = load(tmp_path, entries).messages
+    # each entry read alone (its stream's events then stay in place); an entry without
+    # JSON-RPC gives no rows, and the others keep the order of their lines
+    alone = [
+        mcptrace.load(write_har(tmp_path / f"one-{i}.har", [e])).messages
+        for i, e in enumerate(entries)
+    ]
+    alone = [one for one in alone if not one.is_empty()]
+    lines = sorted(m["line"].unique().to_list())
+    assert len(lines) == len(alone)
+    for line, one in zip(lines, alone, strict=True):
+        mine = m.filter(pl.col("line") == line).select("direction", "raw")
+        assert mine.rows() == one.select("direction", "raw").rows()
+    # the rows outside the streams keep their order
+    kept = m.filter((pl.col("http_method") != "GET") | (pl.col("direction") == "c2s"))
+    assert kept["line"].is_sorted()
+
+
 def test_a_stream_without_endpoint_event_is_keyed_by_its_url(tmp_path: Path) -> None:
     get = exchange(
         method="GET",
