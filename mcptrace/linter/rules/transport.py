@@ -18,6 +18,12 @@ The stream rules (HT016, HT018 to HT020) need the SSE stream each server message
 on. A HAR capture shows it: every row of one HTTP exchange (the request, and one row per
 event of its answer) points at the entry's line, so (source, line) is one stream. The
 capture format keeps no exchange, so HT018 to HT020 judge HAR captures only.
+
+Sessions of the 2024-11-05 HTTP+SSE transport (a `GET` whose stream announced an
+`endpoint` event; see :func:`http_sse_sessions`) are judged by HT019 only: that
+transport has none of Streamable HTTP's headers, statuses, session ids or streams per
+request, whatever revision the session negotiated over it (servers of the SDKs still
+offer it, with later revisions).
 """
 
 from __future__ import annotations
@@ -80,8 +86,46 @@ def _media_type_listed(value: pl.Expr, media_type: str) -> pl.Expr:
     return value.str.contains(rf"(?i)(?:^|,)\s*{re.escape(media_type)}\s*(?:;|,|$)")
 
 
+#: an SSE `endpoint` event (a HAR row says "SSE event `endpoint`: ...", the wire
+#: "event: endpoint"): the GET opened the 2024-11-05 HTTP+SSE transport's stream
+_ENDPOINT_EVENT = r"(?i)\bevent\b[\s`:]*endpoint\b"
+
+
+def http_sse_sessions(ctx: LintContext) -> pl.Series:
+    """Codes of the sessions of the 2024-11-05 HTTP+SSE transport: a ``GET`` stream in
+    them announced an ``endpoint`` event (the HAR loader puts that stream and the
+    ``POST`` requests to the endpoint in one session)."""
+    return ctx.memo("transport.http_sse_sessions", _build_http_sse_sessions)["session"]
+
+
+def _build_http_sse_sessions(ctx: LintContext) -> pl.DataFrame:
+    # the mask alone first: most captures have no GET at all
+    on_get = (ctx.messages["http_method"] == "GET").fill_null(False)
+    if not on_get.any():
+        return pl.DataFrame(schema={"session": pl.UInt32})
+    return (
+        ctx.messages.select("session", "direction", "kind", "message")
+        .filter(on_get)
+        .filter(
+            (pl.col("direction") == "s2c")
+            & (pl.col("kind") == "transport")
+            & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
+        )
+        .select(pl.col("session").unique())
+    )
+
+
+def _streamable(ctx: LintContext) -> pl.Expr:
+    """True for rows outside the HTTP+SSE transport's sessions (see the module docstring)."""
+    sessions = http_sse_sessions(ctx)
+    if sessions.is_empty():
+        return pl.lit(True)
+    return ~pl.col("session").is_in(sessions.implode())
+
+
 def client_http(ctx: LintContext) -> pl.DataFrame:
-    """Client-to-server protocol rows whose HTTP request was captured."""
+    """Client-to-server protocol rows whose HTTP request was captured (Streamable HTTP:
+    not of an HTTP+SSE session)."""
     return ctx.memo(
         "transport.client_http",
         # all columns, but only the rows of captures that record HTTP (usually few)
@@ -90,19 +134,20 @@ def client_http(ctx: LintContext) -> pl.DataFrame:
             & (pl.col("transport") == "http")
             & (pl.col("direction") == "c2s")
             & (pl.col("http_method").is_not_null() | pl.col("http_headers").is_not_null())
-        ),
+        ).filter(_streamable(ctx)),
     )
 
 
 def _server_http(ctx: LintContext) -> pl.DataFrame:
-    """Server-to-client rows of any kind that carry an HTTP status or headers."""
+    """Server-to-client rows of any kind that carry an HTTP status or headers (Streamable
+    HTTP: not of an HTTP+SSE session)."""
     return ctx.memo(
         "transport.server_http",
         lambda ctx: ctx.messages.filter(
             (pl.col("transport") == "http")
             & (pl.col("direction") == "s2c")
             & (pl.col("http_status").is_not_null() | pl.col("http_headers").is_not_null())
-        ),
+        ).filter(_streamable(ctx)),
     )
 
 
@@ -120,6 +165,9 @@ def http_protocol_version_header_missing(ctx: LintContext) -> pl.DataFrame:
     In 2025-06-18 and 2025-11-25 this is any POST after the `initialize` request; in
     2026-07-28, every request (the spec leaves header rules for 2026 notification POSTs
     undefined).
+
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
 
     ## Why is this bad?
     On HTTP each POST stands alone; the header tells the server (and proxies) which
@@ -510,6 +558,9 @@ def http_notification_not_answered_202(ctx: LintContext) -> pl.DataFrame:
     accepted it with another 2xx status. Only captures that record the status on the
     client's row (the exchange's `http.status`) are judged.
 
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
+
     ## Why is this bad?
     A notification or response has no reply. `202` with no body tells the client the
     message was taken; a `200` (often with a `{}` body) makes clients wait for or try to
@@ -559,6 +610,9 @@ def http_accept_header_incomplete(ctx: LintContext) -> pl.DataFrame:
     Flags a client HTTP POST whose `Accept` header does not list both `application/json`
     and `text/event-stream`, or that has no `Accept` header although its other headers
     were captured.
+
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
 
     ## Why is this bad?
     The server chooses per request between a single JSON body and an SSE stream. A
@@ -622,6 +676,9 @@ def http_request_content_type_not_json(ctx: LintContext) -> pl.DataFrame:
     such as `charset=utf-8` are fine), or that has none although its other headers were
     captured.
 
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
+
     ## Why is this bad?
     Every POST body is one JSON-RPC message, that is JSON, and every example in the spec
     sends `Content-Type: application/json`. Servers and gateways that check the media
@@ -678,6 +735,9 @@ def http_response_content_type_invalid(ctx: LintContext) -> pl.DataFrame:
     """## What it does
     Flags a server's successful (2xx) HTTP answer to a request whose `Content-Type` is
     neither `application/json` nor `text/event-stream`.
+
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
 
     ## Why is this bad?
     Clients handle exactly two shapes: one JSON object, or an SSE stream of messages.
@@ -782,6 +842,7 @@ def _build_http_rows(ctx: LintContext) -> pl.DataFrame:
             | pl.col("http_headers").is_not_null()
         )
     )
+    rows = rows.filter(_streamable(ctx))
     sid = _header_values(rows, _SESSION_ID).rename({"text": "sid_text", "value": "sid"})
     return pl.concat([rows, sid], how="horizontal")
 
@@ -889,6 +950,9 @@ def http_session_id_charset(ctx: LintContext) -> pl.DataFrame:
     echoes it are flagged. Whitespace around the value is not part of it in HTTP and is
     ignored.
 
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
+
     ## Why is this bad?
     The id travels back in every request header. Spaces, control characters and
     non-ASCII bytes are mangled, rejected or re-encoded by HTTP libraries and proxies,
@@ -948,6 +1012,9 @@ def http_session_id_not_echoed(ctx: LintContext) -> pl.DataFrame:
     an id), a request timed before that answer, a request whose headers were not
     captured, and sessions whose `initialize` answer has no captured headers or sets no
     id. Bodyless `GET` and `DELETE` requests count when the capture has them as rows.
+
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
 
     ## Why is this bad?
     A server that assigned an id keys its session state on it: without the header (or
@@ -1042,6 +1109,9 @@ def http_unsupported_version_not_400(ctx: LintContext) -> pl.DataFrame:
     session) and `405` (`GET` or `DELETE` not offered). Requests whose answer's status
     was not captured are not judged.
 
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
+
     ## Why is this bad?
     A server that serves a request under a version it does not speak answers with
     semantics the client did not ask for. The `400` tells the client to fix the header
@@ -1124,6 +1194,9 @@ def http_disallowed_origin_not_forbidden(ctx: LintContext) -> pl.DataFrame:
     to the case of scheme and host (`null`, the origin of sandboxed pages and local
     files, is disallowed unless listed). A request without `Origin` (most non-browser
     clients send none) and one whose answer's status was not captured are not judged.
+
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
 
     ## Why is this bad?
     Validating `Origin` is what stops DNS rebinding: a web page on another site that
@@ -1222,6 +1295,9 @@ def http_session_reused_after_404(ctx: LintContext) -> pl.DataFrame:
     Only the first such request per session id is flagged. A request sent before the
     `404` arrived (by timestamp, when both rows have one) is not, and neither is one
     after a later `initialize` answer assigned the same id again.
+
+    A Streamable HTTP rule: sessions of the 2024-11-05 HTTP+SSE transport (a `GET` stream
+    that announced an `endpoint` event) are not judged, whatever revision they speak.
 
     ## Why is this bad?
     A `404` to a request with a session id means the server ended that session; every
@@ -1414,9 +1490,6 @@ def mcp_name_not_base64(ctx: LintContext) -> pl.DataFrame:
 
 # --- HT016: responses on the server's GET stream -------------------------------------
 
-#: an SSE `endpoint` event (a HAR row says "SSE event `endpoint`: ...", the wire
-#: "event: endpoint"): the GET opened the 2024-11-05 HTTP+SSE transport's stream
-_ENDPOINT_EVENT = r"(?i)\bevent\b[\s`:]*endpoint\b"
 _RESUMPTION_HEADER = "Last-Event-ID"
 
 
@@ -1486,12 +1559,7 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     )
     if responses.is_empty():
         return findings(responses, "")
-    legacy = rows.filter(
-        (pl.col("direction") == "s2c")
-        & (pl.col("kind") == "transport")
-        & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
-    )["session"].unique()
-    responses = responses.filter(~pl.col("session").is_in(legacy.implode()))
+    responses = responses.filter(_streamable(ctx))
     # a GET surely not a resumption: headers beyond the routing ones captured, and
     # no Last-Event-ID among them
     gets = rows.filter(pl.col("direction") == "c2s").select(
@@ -1717,16 +1785,6 @@ def _build_har_rows(ctx: LintContext) -> pl.DataFrame:
     )
 
 
-def _endpoint_sessions(rows: pl.DataFrame) -> pl.Series:
-    """Sessions among ``rows`` (HAR rows) whose server announced an SSE `endpoint` event:
-    the 2024-11-05 HTTP+SSE transport."""
-    return rows.filter(
-        (pl.col("direction") == "s2c")
-        & (pl.col("kind") == "transport")
-        & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
-    )["session"].unique()
-
-
 def _same_value_key(text: str) -> str:
     """A text equal for JSON texts of the same value, whatever their member order and
     spacing (the text itself when it is not JSON, or holds what cannot be written back,
@@ -1812,7 +1870,7 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
     copies = copies.filter(pl.col("line").n_unique().over(key) > 1)
     if copies.is_empty():
         return findings(copies, "")
-    copies = copies.filter(~pl.col("session").is_in(_endpoint_sessions(rows).implode()))
+    copies = copies.filter(_streamable(ctx))
     exchanges = copies.select(_EXCHANGE).unique()
     clients = rows.filter(pl.col("direction") == "c2s").join(exchanges, on=_EXCHANGE, how="semi")
     streams = clients.group_by(_EXCHANGE).agg(
