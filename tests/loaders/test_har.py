@@ -830,8 +830,31 @@ def test_lines_of_a_minified_har_and_of_odd_layouts(tmp_path: Path) -> None:
     assert [text[n - 1] for n in m["line"].unique(maintain_order=True)] == ["      {", "      {"]
 
 
+@pytest.mark.parametrize("layout", ["indent2", "indent4", "tabs", "crlf", "compact", "mixed"])
+def test_entry_lines_by_layout_equal_the_tokenizer(layout: str) -> None:
+    import json
+
+    entries = [exchange(req(i, "ping"), response=res(i)) for i in range(5)]
+    doc = {"log": {"version": "1.2", "pages": [{"id": "p"}], "entries": entries, "x": [{}]}}
+    text = {
+        "indent2": json.dumps(doc, indent=2),
+        "indent4": json.dumps(doc, indent=4),
+        "tabs": json.dumps(doc, indent="\t"),
+        "crlf": json.dumps(doc, indent=2).replace("\n", "\r\n"),
+        "compact": json.dumps(doc),
+        # entries glued to each other (`}, {`): not a layout the shortcut takes
+        "mixed": json.dumps(doc, indent=2).replace("},\n      {", "}, {"),
+    }[layout]
+    data = text.encode()
+    assert har._entry_lines(data, 5) == har._entry_lines_tokenized(data, 5)
+    if layout != "mixed":
+        assert har._entry_lines_by_layout(data, 5) is not None
+    else:
+        assert har._entry_lines_by_layout(data, 5) is None
+
+
 def test_entry_lines_fall_back_to_the_entry_index() -> None:
-    assert har._entry_lines(b'{"log": {"entries": [{}, {}]}}', 3) == [1, 2, 3]
+    assert har._entry_lines_tokenized(b'{"log": {"entries": [{}, {}]}}', 3) == [1, 2, 3]
 
 
 @pytest.mark.parametrize(
