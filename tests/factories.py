@@ -52,6 +52,46 @@ def note(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     return m
 
 
+def initialize(
+    version: str,
+    *,
+    id: Any = 0,
+    client: tuple[str, str] = ("agent", "1.0"),
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A legacy ``initialize`` request proposing ``version``."""
+    name, client_version = client
+    return req(
+        id,
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": capabilities if capabilities is not None else {},
+            "clientInfo": {"name": name, "version": client_version},
+        },
+    )
+
+
+def initialize_result(
+    version: str,
+    *,
+    id: Any = 0,
+    server: tuple[str, str] = ("srv", "1.0"),
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The answer to :func:`initialize`: ``version`` agreed, ``capabilities`` (tools by
+    default) and the server's name and version."""
+    name, server_version = server
+    return res(
+        id,
+        {
+            "protocolVersion": version,
+            "capabilities": capabilities if capabilities is not None else {"tools": {}},
+            "serverInfo": {"name": name, "version": server_version},
+        },
+    )
+
+
 def ts(seconds: float) -> str:
     """An RFC 3339 UTC time ``seconds`` after 2026-08-01T10:00:00Z."""
     whole = int(seconds)

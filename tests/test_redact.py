@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from factories import SAMPLES, WriteLines, err, note, rec, req, res
+from factories import SAMPLES, WriteLines, err, initialize, initialize_result, note, rec, req, res
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -132,23 +132,8 @@ def seeded_records() -> list[tuple[dict[str, Any] | str, list[str]]]:
     """(capture line, secrets on that line). Line n of the file is element n - 1."""
     http_c2s = {"method": "POST", "headers": HEADERS_C2S}
     http_s2c = {"status": 200, "headers": HEADERS_S2C}
-    init = req(
-        0,
-        "initialize",
-        {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "desk", "version": "1.0"},
-        },
-    )
-    init_res = res(
-        0,
-        {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "vault", "version": "2.0"},
-        },
-    )
+    init = initialize("2025-11-25", client=("desk", "1.0"))
+    init_res = initialize_result("2025-11-25", server=("vault", "2.0"))
     arguments = {
         "api_key": OPENAI,
         "password": PASSWORD,

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from factories import SAMPLES, err, note, req, res
+from factories import SAMPLES, err, initialize, initialize_result, note, req, res
 
 import mcptrace
 from mcptrace.loaders import FORMATS, detect, har
@@ -519,23 +519,8 @@ def http_sse_session(
     ]
 
 
-INITIALIZE = req(
-    0,
-    "initialize",
-    {
-        "protocolVersion": "2024-11-05",
-        "capabilities": {},
-        "clientInfo": {"name": "a", "version": "1"},
-    },
-)
-INITIALIZED_RESULT = res(
-    0,
-    {
-        "protocolVersion": "2024-11-05",
-        "capabilities": {"tools": {"listChanged": True}},
-        "serverInfo": {"name": "srv", "version": "1.0"},
-    },
-)
+INITIALIZE = initialize("2024-11-05")
+INITIALIZED_RESULT = initialize_result("2024-11-05", capabilities={"tools": {"listChanged": True}})
 
 
 def test_http_sse_stream_and_its_posts_are_one_session_in_causal_order(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from factories import SAMPLES, err, note, req, res
+from factories import SAMPLES, err, initialize, initialize_result, note, req, res
 
 import mcptrace
 from mcptrace.analysis import latency
@@ -21,23 +21,8 @@ from mcptrace.schema import CALLS, MESSAGES, SESSIONS
 
 WEB = SAMPLES / "mcpjam" / "json-rpc-logs-2026-05-04T10-16-09-270Z.json"
 CLI = SAMPLES / "mcpjam" / "mcpjam-cli-tools-call.json"
-INIT = req(
-    0,
-    "initialize",
-    {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "mcpjam-inspector", "version": "2.4.1"},
-    },
-)
-INIT_RESULT = res(
-    0,
-    {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "notes", "version": "1.0.0"},
-    },
-)
+INIT = initialize("2025-11-25", client=("mcpjam-inspector", "2.4.1"))
+INIT_RESULT = initialize_result("2025-11-25", server=("notes", "1.0.0"))
 
 
 def item(ms: int, direction: str, payload: Any, *, server: str = "notes", **extra: Any) -> dict:

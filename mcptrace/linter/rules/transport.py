@@ -20,7 +20,7 @@ event of its answer) points at the entry's line, so (source, line) is one stream
 capture format keeps no exchange, so HT018 to HT020 judge HAR captures only.
 
 Sessions of the 2024-11-05 HTTP+SSE transport (a `GET` whose stream announced an
-`endpoint` event; see :func:`http_sse_sessions`) are judged by HT019 only: that
+`endpoint` event; see :func:`_http_sse_sessions`) are judged by HT019 only: that
 transport has none of Streamable HTTP's headers, statuses, session ids or streams per
 request, whatever revision the session negotiated over it (servers of the SDKs still
 offer it, with later revisions).
@@ -91,7 +91,7 @@ def _media_type_listed(value: pl.Expr, media_type: str) -> pl.Expr:
 _ENDPOINT_EVENT = r"(?i)\bevent\b[\s`:]*endpoint\b"
 
 
-def http_sse_sessions(ctx: LintContext) -> pl.Series:
+def _http_sse_sessions(ctx: LintContext) -> pl.Series:
     """Codes of the sessions of the 2024-11-05 HTTP+SSE transport: a ``GET`` stream in
     them announced an ``endpoint`` event (the HAR loader puts that stream and the
     ``POST`` requests to the endpoint in one session)."""
@@ -117,7 +117,7 @@ def _build_http_sse_sessions(ctx: LintContext) -> pl.DataFrame:
 
 def _streamable(ctx: LintContext) -> pl.Expr:
     """True for rows outside the HTTP+SSE transport's sessions (see the module docstring)."""
-    sessions = http_sse_sessions(ctx)
+    sessions = _http_sse_sessions(ctx)
     if sessions.is_empty():
         return pl.lit(True)
     return ~pl.col("session").is_in(sessions.implode())
