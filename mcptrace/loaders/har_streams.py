@@ -29,6 +29,11 @@ query carries the server's session id) and the ``Accepted`` bodies of the ``POST
 exchanges are transport rows. Times: Streamable HTTP events keep the time the stream
 ended (what the HAR says of them); HTTP+SSE events, each a response whose latency
 would otherwise be made up, have none (``ts`` null, ``ts_quality`` none).
+
+The placement is one pass in Python over the rows, in linear time: pairing ids first
+in, first out and bounding events in stream order are sequential, and the HAR loader
+reads its entries one by one in Python anyway (the placement takes a tenth of the load
+of a 113 MB HAR). It runs only when a HAR has a ``GET`` stream.
 """
 
 from __future__ import annotations
