@@ -34,7 +34,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, rule, since
+from mcptrace.linter.rule import LEGACY, MODERN, SHOWN_CHARS, findings, rule, since
 from mcptrace.linter.rules.lifecycle import initialize_calls, ordered
 from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
 from mcptrace.protocol import LOG_LEVEL_KEY, REVISIONS
@@ -1952,7 +1952,7 @@ def _event_type(raw: str | None) -> str | None:
     code="HT019",
     name="http-sse-endpoint-event-missing",
     severity="error",
-    revisions=("2024-11-05",),
+    revisions=LEGACY,
     scope="transport",
 )
 def http_sse_endpoint_event_missing(ctx: LintContext) -> pl.DataFrame:
@@ -1968,14 +1968,15 @@ def http_sse_endpoint_event_missing(ctx: LintContext) -> pl.DataFrame:
     session was accepted (a Streamable HTTP client initializes with a `POST` to the
     same endpoint before it listens; an HTTP+SSE client connects first). Events without
     data are skipped (the SSE rules do not dispatch them). The session must be judged
-    by 2024-11-05: the HAR loader puts a stream that announced an endpoint in one session
-    with the `POST`s to it (whose `initialize` tells the revision), and keys any other
-    `GET` without `Mcp-Session-Id` by its URL, a session of its own whose revision comes
-    from the `initialize` result the server streams on it. Not judged: a stream whose
-    body the HAR did not keep (browsers often drop `EventSource` bodies), a stream whose
-    session shows no revision (no `initialize` result on it), a reconnecting `GET` on
-    the path the client also `POST`s to, and HTTP+SSE used with a later revision (whose
-    backwards-compatibility section expects the same event first).
+    by a revision up to 2025-11-25 (SDK servers still offer this transport with later
+    revisions, whose backwards-compatibility sections expect the same first event): the
+    HAR loader puts a stream that announced an endpoint in one session with the `POST`s
+    to it (whose `initialize` tells the revision), and keys any other `GET` without
+    `Mcp-Session-Id` by its URL, a session of its own whose revision comes from the
+    `initialize` result the server streams on it. Not judged: a stream whose body the
+    HAR did not keep (browsers often drop `EventSource` bodies), a stream whose session
+    shows no revision (no `initialize` result on it), and a reconnecting `GET` on the
+    path the client also `POST`s to.
 
     ## Why is this bad?
     An HTTP+SSE client cannot send anything until it knows where to `POST`: the
