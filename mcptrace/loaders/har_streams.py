@@ -38,6 +38,8 @@ of a 113 MB HAR). It runs only when a HAR has a ``GET`` stream.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from datetime import datetime
@@ -119,7 +121,9 @@ class _Exchanges:
     rows of one HAR entry share its line), the client's requests and answers by id, and
     the server's answers outside the streams."""
 
-    def __init__(self, rows: _Rows, sessions: set[str]) -> None:
+    def __init__(self, rows: _Rows, streams: list[Stream]) -> None:
+        sessions = {s.session for s in streams}
+        gets = {s.first for s in streams}
         self.first_of: dict[int, int] = {}
         self.last_of: dict[int, int] = {}
         #: session -> id -> rows of the client's requests with that id, in order
@@ -130,8 +134,10 @@ class _Exchanges:
         self.tokens: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         #: request row -> row of the server's answer to it outside the streams
         self.answered_at: dict[int, int] = {}
-        #: the rows that stay and have a time, with it, in order
-        self.timed: list[tuple[int, datetime]] = []
+        #: the rows that stay and have a time, in order
+        self.timed: list[int] = []
+        times: list[datetime] = []
+        #: per session, its client's first row other than a stream's GET
         self.first_post: dict[str, int] = {}
         waiting: dict[tuple[str, str], deque[int]] = defaultdict(deque)
         for r, name in enumerate(rows.session):
@@ -141,12 +147,14 @@ class _Exchanges:
             self.last_of[rows.line[r]] = r
             at = rows.ts[r]
             if at is not None:
-                self.timed.append((r, at))
+                self.timed.append(r)
+                times.append(at)
             if name not in sessions:
                 continue
             i, kind = rows.ids[r], rows.kind[r]
             if rows.direction[r] == "c2s":
-                self.first_post.setdefault(name, r)
+                if r not in gets:
+                    self.first_post.setdefault(name, r)
                 if i is not None and kind == "request":
                     self.requests[name][i].append(r)
                     waiting[(name, i)].append(r)
@@ -157,18 +165,19 @@ class _Exchanges:
                     self.answers[name][i].append(self.first_of[rows.line[r]])
             elif i is not None and kind in ("response", "error") and waiting[(name, i)]:
                 self.answered_at[waiting[(name, i)].popleft()] = r
+        # the earliest time from each timed row on: it never decreases, so the last row
+        # timed by a moment is found by bisection (rows are not in time order: a
+        # response row carries the end of its exchange)
+        self.later_min = list(itertools.accumulate(reversed(times), min))[::-1]
 
     def last_by(self, start: int, end: datetime | None) -> int | None:
-        """The last row after row ``start`` timed at ``end`` or before (searched from the
-        end: a stream mostly lasts until the capture ends)."""
+        """The last row after row ``start`` timed at ``end`` or before."""
         if end is None:
             return None
-        for r, at in reversed(self.timed):
-            if r <= start:
-                return None
-            if at <= end:
-                return r
-        return None
+        k = bisect.bisect_right(self.later_min, end) - 1
+        if k < 0 or self.timed[k] <= start:
+            return None
+        return self.timed[k]
 
 
 def _bounds(s: Stream, rows: _Rows, ex: _Exchanges) -> tuple[list[int], list[int]]:
@@ -223,7 +232,7 @@ def interleave(frame: pl.DataFrame, streams: list[Stream]) -> pl.DataFrame:
         return frame
     n = frame.height
     rows = _Rows.of(frame, streams)
-    ex = _Exchanges(rows, {s.session for s in streams})
+    ex = _Exchanges(rows, streams)
     after = list(range(n))  # the row each row is placed after (itself when unmoved)
     untimed = [False] * n
     for s in streams:
