@@ -455,7 +455,11 @@ def _http_sse(entries: list[Any]) -> _HttpSse:
             continue
         content = response.get("content")
         body, _ = _body(content, "content")
-        if not body or not _is_event_stream(content, _headers(response.get("headers"))):
+        # most streams are Streamable HTTP ones, which name no endpoint: the text test
+        # spares parsing their events twice (the entry's rows parse them again)
+        if not body or "endpoint" not in body:
+            continue
+        if not _is_event_stream(content, _headers(response.get("headers"))):
             continue
         for event in sse_events(body):
             if event.type == "endpoint" and event.data.strip():

@@ -190,6 +190,7 @@ def _bounds(s: Stream, rows: _Rows, ex: _Exchanges) -> tuple[list[int], list[int
     low: list[int] = []
     high: list[int] = []
     opening = True  # no JSON-RPC event yet: a priming event opens the stream
+    carrier: dict[str, int | None] = {}  # progress token -> the request it belongs to
     for r in range(s.first + 1, s.end):
         i, kind = rows.ids[r], rows.kind[r]
         opening = opening and kind == "transport"
@@ -203,12 +204,19 @@ def _bounds(s: Stream, rows: _Rows, ex: _Exchanges) -> tuple[list[int], list[int
             hi = min(hi, answers[i].popleft() - 1)
         elif rows.method[r] == "notifications/progress" and (token := rows.token[r]) is not None:
             # the first request with the token still waiting after the stream opened
-            waiting = [
-                c for c in tokens.get(token, []) if ex.answered_at.get(c, _UNBOUNDED) > s.first
-            ]
-            if waiting:
-                lo = max(lo, waiting[0])
-                answered = ex.answered_at.get(waiting[0])
+            if token not in carrier:
+                carrier[token] = next(
+                    (
+                        c
+                        for c in tokens.get(token, [])
+                        if ex.answered_at.get(c, _UNBOUNDED) > s.first
+                    ),
+                    None,
+                )
+            request = carrier[token]
+            if request is not None:
+                lo = max(lo, request)
+                answered = ex.answered_at.get(request)
                 if answered is not None:
                     hi = min(hi, answered - 1)
         elif (
