@@ -107,7 +107,6 @@ def _child(mode: str, path: str) -> dict[str, Any]:
         import mcptrace
         from mcptrace.linter import lint
     if mode == "shares":
-        # only here: it imports NumPy, whose BLAS threads spin for a while after import
         from mcptrace.linter.shares import lint_in_shares
     import_s = time.perf_counter() - started
     rss_ready = _own_peak_rss()

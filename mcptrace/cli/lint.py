@@ -42,6 +42,7 @@ from mcptrace.linter import lint as run_lint
 from mcptrace.linter.coverage import catalogue_text, entries_of
 from mcptrace.linter.docs import rules_table
 from mcptrace.linter.engine import findings_in_window
+from mcptrace.linter.shares import lint_in_shares
 from mcptrace.protocol import is_known_revision
 from mcptrace.reporters import REPORTERS, ReportContext
 from mcptrace.trace import Trace
@@ -230,8 +231,6 @@ def lint(
     chosen_origins = tuple(allowed_origin) if allowed_origin else config.allowed_origins
     chosen = {"select": chosen_select, "ignore": chosen_ignore, "allowed_origins": chosen_origins}
     progress = Progress()
-    # imported here: it brings NumPy, which every other command would pay for at start
-    from mcptrace.linter.shares import lint_in_shares
 
     try:
         in_shares = (

@@ -24,18 +24,20 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
 from mcptrace.loaders import detect, detect_file
 from mcptrace.loaders.base import LoadContext
-from mcptrace.loaders.partition import PlanMismatch, SharePlan, load_share, plan
 from mcptrace.loaders.reader import Content, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
 from mcptrace.trace import Trace, load
+
+if TYPE_CHECKING:
+    from mcptrace.loaders.partition import SharePlan
 
 #: files smaller than this are linted whole: they fit in well under 1 GiB
 MIN_SHARED_BYTES = 64 << 20
@@ -112,16 +114,19 @@ class _ShareLint:
     #: line, _offset and raw of the messages the findings point at
     messages: pl.DataFrame
     #: rows of each line of the file (0 for other shares' lines)
-    rows_per_line: np.ndarray
+    rows_per_line: pl.Series
 
 
 def _lint_share(
     share_plan: SharePlan, share: int, ctx: LoadContext, size: int, options: LintOptions
 ) -> _ShareLint | None:
+    from mcptrace.loaders.partition import load_share
+
     messages = load_share(share_plan, share, ctx)
     if messages.is_empty():
         return None
-    rows_per_line = np.bincount(messages["line"].to_numpy(), minlength=share_plan.lines + 1)
+    per_line = messages.group_by("line").len()
+    rows_per_line = _zeros(share_plan.lines + 1).scatter(per_line["line"], per_line["len"])
     findings = lint(
         _share_trace(messages, ctx.source, size, share_plan.lines),
         select=options.select,
@@ -146,6 +151,10 @@ def _lint_share(
         .select("line", "raw", _offset=pl.col("ordinal") - pl.col("_first"))
     )
     return _ShareLint(_detached(located.drop("_first")), _detached(pointed), rows_per_line)
+
+
+def _zeros(n: int) -> pl.Series:
+    return pl.repeat(0, n, dtype=pl.Int64, eager=True)
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
@@ -262,12 +271,16 @@ def _lint_capture(
     if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
         return None
     ctx = LoadContext(source=source, tz=tz)
+    # imported here: planning brings NumPy, which a capture too small to share, the
+    # usual case, would pay for at start
+    from mcptrace.loaders.partition import PlanMismatch, plan
+
     share_plan = plan(
         readable, shares if shares is not None else (lambda lines: shares_for(size, lines)), ctx
     )
     if share_plan is None or share_plan.shares < 2:
         return None
-    rows_per_line = np.zeros(share_plan.lines + 1, dtype=np.int64)
+    rows_per_line = _zeros(share_plan.lines + 1)
     found: list[pl.DataFrame] = []
     pointed: list[pl.DataFrame] = []
     for share in range(share_plan.shares):
@@ -287,7 +300,7 @@ def _lint_capture(
             found.append(done.findings)
             pointed.append(done.messages)
     # ordinal of a line's first row in the whole file: the rows of the lines before it
-    first_of_line = pl.Series(np.cumsum(rows_per_line) - rows_per_line, dtype=pl.Int64)
+    first_of_line = rows_per_line.cum_sum() - rows_per_line
 
     def place(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.with_columns(
