@@ -37,6 +37,8 @@ from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
 from mcptrace.trace import Trace, load
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mcptrace.loaders.partition import SharePlan
 
 #: files smaller than this are linted whole: they fit in well under 1 GiB
@@ -114,19 +116,20 @@ class _ShareLint:
     #: line, _offset and raw of the messages the findings point at
     messages: pl.DataFrame
     #: rows of each line of the file (0 for other shares' lines)
-    rows_per_line: pl.Series
+    rows_per_line: np.ndarray
 
 
 def _lint_share(
     share_plan: SharePlan, share: int, ctx: LoadContext, size: int, options: LintOptions
 ) -> _ShareLint | None:
+    import numpy as np
+
     from mcptrace.loaders.partition import load_share
 
     messages = load_share(share_plan, share, ctx)
     if messages.is_empty():
         return None
-    per_line = messages.group_by("line").len()
-    rows_per_line = _zeros(share_plan.lines + 1).scatter(per_line["line"], per_line["len"])
+    rows_per_line = np.bincount(messages["line"].to_numpy(), minlength=share_plan.lines + 1)
     findings = lint(
         _share_trace(messages, ctx.source, size, share_plan.lines),
         select=options.select,
@@ -151,10 +154,6 @@ def _lint_share(
         .select("line", "raw", _offset=pl.col("ordinal") - pl.col("_first"))
     )
     return _ShareLint(_detached(located.drop("_first")), _detached(pointed), rows_per_line)
-
-
-def _zeros(n: int) -> pl.Series:
-    return pl.repeat(0, n, dtype=pl.Int64, eager=True)
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
@@ -271,8 +270,10 @@ def _lint_capture(
     if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
         return None
     ctx = LoadContext(source=source, tz=tz)
-    # imported here: planning brings NumPy, which a capture too small to share, the
-    # usual case, would pay for at start
+    # imported here: they bring NumPy, which a capture too small to share, the usual
+    # case, would pay for at start
+    import numpy as np
+
     from mcptrace.loaders.partition import PlanMismatch, plan
 
     share_plan = plan(
@@ -280,7 +281,7 @@ def _lint_capture(
     )
     if share_plan is None or share_plan.shares < 2:
         return None
-    rows_per_line = _zeros(share_plan.lines + 1)
+    rows_per_line = np.zeros(share_plan.lines + 1, dtype=np.int64)
     found: list[pl.DataFrame] = []
     pointed: list[pl.DataFrame] = []
     for share in range(share_plan.shares):
@@ -300,7 +301,7 @@ def _lint_capture(
             found.append(done.findings)
             pointed.append(done.messages)
     # ordinal of a line's first row in the whole file: the rows of the lines before it
-    first_of_line = rows_per_line.cum_sum() - rows_per_line
+    first_of_line = pl.Series(np.cumsum(rows_per_line) - rows_per_line, dtype=pl.Int64)
 
     def place(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.with_columns(
