@@ -283,7 +283,9 @@ SOURCES = Table(
     (
         Column("source", pl.String(), "file path as given to load() (or found in a directory)"),
         Column("format", pl.String(), "loader used; null when the file could not be read"),
-        Column("detected", pl.String(), "how the format was chosen: content, forced (--format)"),
+        Column(
+            "detected", pl.String(), "how the format was chosen: content, forced (--input-format)"
+        ),
         Column("status", pl.String(), "ok, or error when nothing could be read"),
         Column("error", pl.String(), "why the file could not be read (status error) or a warning"),
         Column("bytes", pl.Int64(), "size of the (decompressed) content read"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 import pytest
+import typer
 from factories import SAMPLES, WriteLines, rec, req, res
 from typer.testing import CliRunner
 
@@ -178,3 +179,38 @@ def test_formats_lists_every_loader() -> None:
     out = runner.invoke(app, ["formats"]).output
     for name in mcptrace.FORMATS:
         assert name in out
+
+
+def test_every_command_reading_captures_takes_the_input_format_the_hint_names(
+    tmp_path: Path,
+) -> None:
+    # the hint for an unrecognised file names --input-format: every command that reads
+    # captures must take it, whatever else its --format means there
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text("[]\n{}\n")
+    result = runner.invoke(app, ["lint", str(odd)])
+    assert result.exit_code == 2
+    assert "force one with --input-format: capture," in result.output
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    readers = [
+        name
+        for name, command in group.commands.items()
+        if any(p.name == "traces" for p in command.params)
+    ]
+    assert {
+        "summary",
+        "show",
+        "convert",
+        "lint",
+        "stats",
+        "plot",
+        "report",
+        "redact",
+        "scan",
+    } <= set(readers)
+    for name in readers:
+        options = {o for p in group.commands[name].params for o in getattr(p, "opts", [])}
+        assert "--input-format" in options, name
+    forced = runner.invoke(app, ["show", "--input-format", "stdio", str(odd)])
+    assert forced.exit_code == 0, forced.output

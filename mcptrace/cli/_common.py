@@ -21,9 +21,15 @@ TraceArg = Annotated[
         help="Capture files, directories (read recursively) or globs.", show_default=False
     ),
 ]
+#: where ``--format`` is free (no report format to choose), it names the capture format too
 FormatOpt = Annotated[
     str | None,
-    typer.Option("--format", "-f", help="Force the capture format (see `mcptrace formats`)."),
+    typer.Option(
+        "--input-format",
+        "--format",
+        "-f",
+        help="Force the capture format (see `mcptrace formats`).",
+    ),
 ]
 InputFormatOpt = Annotated[
     str | None,

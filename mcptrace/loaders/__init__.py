@@ -78,7 +78,8 @@ def detect(content: Content) -> str:
         raise UnknownFormatError(
             content.source,
             f"unrecognised capture format (first line: {sample!r}); "
-            f"use --format with one of: {', '.join(FORMATS)}",
+            # every command takes --input-format; some also call it --format
+            f"force one with --input-format: {', '.join(FORMATS)}",
         )
     return name
 
