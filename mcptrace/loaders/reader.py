@@ -7,7 +7,9 @@ stream) so the loader can record it instead of losing it.
 
 from __future__ import annotations
 
+import codecs
 import io
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -148,12 +150,35 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
     return content
 
 
+#: control bytes, which text lines do not hold (tab, CR and form feed aside)
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
+#: a line this long that reads as text does not occur in binary data by chance: each byte
+#: of random data is printable ASCII or part of valid UTF-8 with odds of about 0.4
+_MIN_TEXT_LINE = 16
+
+
+def _is_text(line: bytes) -> bool:
+    if _CONTROL.search(line):
+        return False
+    try:
+        # not final: the head may end inside a character
+        codecs.getincrementaldecoder("utf-8")().decode(line, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def looks_binary(content: Content) -> bool:
-    """NUL bytes or mostly non-text in the first 8 KiB: not a text capture."""
+    """Not a text capture: some line in the first 8 KiB is not text (UTF-8 without control
+    characters) and no line of some length is. Judged line by line, not on the whole
+    head, so that a text capture with a corrupt line (the NUL bytes a crash leaves, a
+    stray binary write) is still read, its corrupt lines reported as invalid, instead of
+    the whole file being refused."""
     head = content.data[:8192]
     if not head:
         return False
-    if b"\x00" in head:
-        return True
-    text_like = sum(1 for b in head if b >= 0x20 or b in b"\t\n\r\f")
-    return text_like / len(head) < 0.85
+    lines = head.split(b"\n")
+    text = [_is_text(line) for line in lines]
+    if all(text):
+        return False
+    return not any(ok and len(line) >= _MIN_TEXT_LINE for ok, line in zip(text, lines, strict=True))

@@ -46,6 +46,29 @@ def test_invalid_utf8_is_reported_with_its_offset(write_lines: WriteLines) -> No
     assert "\\xff" in trace.messages["raw"][1]
 
 
+@pytest.mark.parametrize("capture", [False, True])
+def test_nul_bytes_and_binary_junk_in_a_text_capture_are_invalid_lines(
+    write_lines: WriteLines, capture: bool
+) -> None:
+    # a crash leaves a run of NUL bytes where the file was extended but never written;
+    # detection must not refuse the whole file for it (the lines are those of stdio
+    # NDJSON or of an mcptrace capture, detected, not forced)
+    lines = [GOOD[0], b"\x00" * 3000, GOOD[1], b"\x89PNG\x1a\x00\xff junk", GOOD[3]]
+    if capture:
+        lines = [orjson.dumps(rec(orjson.loads(g))) if g in GOOD else g for g in lines]
+    trace = mcptrace.load(write_lines(lines))
+    assert trace.errors.is_empty()
+    assert trace.sources["format"][0] == ("capture" if capture else "stdio")
+    assert _kinds(trace) == ["request", "invalid", "response", "invalid", "error"]
+    assert trace.messages.filter(pl.col("kind") == "invalid")["line"].to_list() == [2, 4]
+
+
+def test_a_short_text_file_is_unrecognised_not_binary(tmp_path: Path) -> None:
+    (tmp_path / "todo.txt").write_text("ok\nfix it\n")
+    with pytest.raises(CaptureError, match="unrecognised capture format"):
+        mcptrace.load(tmp_path / "todo.txt")
+
+
 def test_bom_crlf_and_blank_lines(write_lines: WriteLines) -> None:
     path = write_lines([b"\xef\xbb\xbf" + GOOD[0], b"", GOOD[1], b"   "], newline=b"\r\n")
     trace = mcptrace.load(path)
