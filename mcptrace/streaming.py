@@ -63,7 +63,7 @@ def iter_messages(
         stats.files += 1
         module = FORMATS[plan.format]
         ctx = LoadContext(source=plan.source, tz=tz)
-        if _chunked.is_chunked(module) and not plan.content.compressed:
+        if _chunked.is_chunked(module) and plan.content.as_on_disk:
             chunks = _stream_chunks(module, plan.source, ctx)  # type: ignore[arg-type]
         else:
             chunks = iter([parse_file(plan.source, plan.format, plan.content, tz=tz).messages])

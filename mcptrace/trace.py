@@ -322,7 +322,7 @@ def source_row(
         "rows": df.height,
         "invalid": int((df["kind"] == "invalid").sum()),
         "truncated": result.truncated or bool(plan.content.warnings),
-        "note": "; ".join([*result.notes, *plan.notes]) or None,
+        "note": "; ".join([*plan.content.notes, *result.notes, *plan.notes]) or None,
     }
 
 

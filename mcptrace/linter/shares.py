@@ -263,7 +263,7 @@ def _lint_capture(
         name, content = detect_file(readable, format=format)
     except CaptureError:
         return None
-    if name != "capture" or content.compressed or content.bom or content.warnings:
+    if name != "capture" or not content.as_on_disk or content.bom or content.warnings:
         return None
     del content  # the head read for detection (up to 64 MiB)
     size = Path(readable).stat().st_size

@@ -19,6 +19,16 @@ from mcptrace.errors import CaptureError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
+#: byte order marks of the wide encodings a capture may be saved in (Windows PowerShell's
+#: `>` and `Out-File` write UTF-16LE): (mark, codec, name); UTF-32 first, as its
+#: little-endian mark starts like UTF-16's
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32LE"),
+    (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32BE"),
+    (b"\xff\xfe", "utf-16-le", "UTF-16LE"),
+    (b"\xfe\xff", "utf-16-be", "UTF-16BE"),
+)
+_WIDE_MARKS = tuple(mark for mark, _, _ in _WIDE_BOMS)
 _CHUNK = 1 << 20
 #: the most bytes one decompression step gives
 _OUT_MAX = 16 << 20
@@ -35,7 +45,17 @@ class Content:
     #: only the start of the file was read (see ``read_content(limit=...)``)
     partial: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: the encoding the file was decoded from into UTF-8 (``UTF-16LE``), None for UTF-8
+    transcoded: str | None = None
+    #: remarks on reading that are no problem (the sources table's ``note``)
+    notes: list[str] = field(default_factory=list)
     _lines: list[bytes] | None = None
+
+    @property
+    def as_on_disk(self) -> bool:
+        """Whether ``data`` holds the file's own bytes, neither decompressed nor decoded:
+        only then may a loader read parts of the file from disk by offset."""
+        return not self.compressed and self.transcoded is None
 
     @property
     def lines(self) -> list[bytes]:
@@ -122,14 +142,14 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
 
     With ``limit``, an uncompressed file larger than that is read only up to it
     (``partial`` is set): enough to detect the format of a file that will be
-    streamed. Compressed files are always read whole.
+    streamed. Compressed and wide-encoded (UTF-16, UTF-32) files are always read whole.
     """
     source = str(path)
     partial = False
     try:
         with open(path, "rb") as f:
             raw = f.read(limit) if limit is not None else f.read()
-            if limit is not None and not raw.startswith(_GZIP_MAGIC):
+            if limit is not None and not raw.startswith((_GZIP_MAGIC, *_WIDE_MARKS)):
                 partial = bool(f.read(1))
             elif limit is not None:
                 raw += f.read()
@@ -144,10 +164,32 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
                 content.warnings.append(warning)
         # else: two bytes that look like gzip but nothing decompresses: read it as it is
 
+    for mark, codec, name in _WIDE_BOMS:
+        if content.data.startswith(mark):
+            content.data, note = _to_utf8(content.data[len(mark) :], codec, name)
+            content.transcoded = name
+            content.notes.append(note)
+            break
     if content.data.startswith(_BOM):
         content.data = content.data[len(_BOM) :]
         content.bom = True
     return content
+
+
+def _to_utf8(data: bytes, codec: str, name: str) -> tuple[bytes, str]:
+    """``data`` decoded from ``codec`` and encoded as UTF-8, and the note saying so. What
+    cannot be decoded (a lone surrogate, a cut last unit) becomes U+FFFD, and the note
+    counts it: every line is still read."""
+    try:
+        return data.decode(codec).encode("utf-8"), f"decoded from {name}"
+    except UnicodeDecodeError:
+        text = data.decode(codec, errors="replace")
+    # the U+FFFD the file holds itself are in both decodings; the others replaced a unit
+    replaced = text.count("\ufffd") - data.decode(codec, errors="ignore").count("\ufffd")
+    units = "code unit" if replaced == 1 else "code units"
+    return text.encode(
+        "utf-8"
+    ), f"decoded from {name} ({replaced} undecodable {units} replaced with U+FFFD)"
 
 
 #: control bytes, which text lines do not hold (tab, CR and form feed aside)
