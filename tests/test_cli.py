@@ -214,3 +214,48 @@ def test_every_command_reading_captures_takes_the_input_format_the_hint_names(
         assert "--input-format" in options, name
     forced = runner.invoke(app, ["show", "--input-format", "stdio", str(odd)])
     assert forced.exit_code == 0, forced.output
+
+
+INCIDENT = SAMPLES / "capture" / "incident-2025-11-25.jsonl"
+WINDOW = ("--since", "2026-09-15T22:45:00Z", "--until", "2026-09-15T22:46:00Z")
+
+
+def test_stats_show_summary_and_plot_take_the_incident_window(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from mcptrace import analysis
+
+    since = datetime(2026, 9, 15, 22, 45, tzinfo=UTC)
+    until = datetime(2026, 9, 15, 22, 46, tzinfo=UTC)
+    whole = mcptrace.load(INCIDENT)
+    window = whole.filter(since=since, until=until)
+    assert 0 < window.messages.height < whole.messages.height
+
+    stats = runner.invoke(app, ["stats", str(INCIDENT), "--format", "json", *WINDOW])
+    assert stats.exit_code == 0, stats.output
+    rate = orjson.loads(stats.output)["error_rate"]
+    assert rate["calls"] == analysis.error_rate(window)["calls"][0]
+    assert rate["calls"] < analysis.error_rate(whole)["calls"][0]
+
+    show = runner.invoke(app, ["show", str(INCIDENT), *WINDOW])
+    assert show.exit_code == 0, show.output
+    lines = [int(row.split()[0]) for row in show.output.splitlines()]
+    assert lines == window.messages["line"].to_list()
+
+    summary = runner.invoke(app, ["summary", "--json", str(INCIDENT), *WINDOW])
+    assert summary.exit_code == 0, summary.output
+    assert orjson.loads(summary.output)["messages"] == window.messages.height
+
+    out = tmp_path / "timeline.svg"
+    plot = runner.invoke(
+        app, ["plot", str(INCIDENT), "-o", str(out), "--kind", "timeline", *WINDOW]
+    )
+    assert plot.exit_code == 0, plot.output
+    assert out.read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize("command", ["stats", "show", "summary"])
+def test_a_bad_window_is_a_usage_error(command: str) -> None:
+    result = runner.invoke(app, [command, str(INCIDENT), "--since", "yesterday"])
+    assert result.exit_code == 2
+    assert "--since 'yesterday' is not an ISO 8601 time" in result.output

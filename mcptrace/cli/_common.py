@@ -128,8 +128,18 @@ class Progress:
             sys.stderr.flush()
 
 
-def load_or_exit(paths: list[Path], fmt: str | None, tz: str | None) -> Trace:
-    """Load the inputs; on failure print the reason and exit 2."""
+def load_or_exit(
+    paths: list[Path],
+    fmt: str | None,
+    tz: str | None,
+    *,
+    since: str | None = None,
+    until: str | None = None,
+) -> Trace:
+    """Load the inputs; on failure print the reason and exit 2. With ``since``/``until``
+    (the ``--since``/``--until`` texts, checked before loading), the incident window of
+    them: see :meth:`Trace.filter`."""
+    start, end = parse_window(since, until)
     progress = Progress()
     try:
         trace = mcptrace.load(paths, format=fmt, tz=tz, progress=progress)
@@ -138,7 +148,9 @@ def load_or_exit(paths: list[Path], fmt: str | None, tz: str | None) -> Trace:
         typer.echo(f"mcptrace: error: {exc}", err=True)
         raise typer.Exit(2) from exc
     progress.done()
-    return trace
+    if start is None and end is None:
+        return trace
+    return trace.filter(since=start, until=end)
 
 
 def report_input_errors(trace: Trace) -> int:

@@ -18,8 +18,10 @@ import typer
 from mcptrace.analysis._common import check_every
 from mcptrace.cli._common import (
     InputFormatOpt,
+    SinceOpt,
     TraceArg,
     TzOpt,
+    UntilOpt,
     load_or_exit,
     report_input_errors,
     usage_error,
@@ -82,6 +84,8 @@ def plot(
     ] = None,
     input_format: InputFormatOpt = None,
     tz: TzOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
 ) -> None:
     """Plot latency, failures, the session timeline or concurrency into a PNG or SVG file."""
     fmt = _FORMATS.get(output.suffix.lower())
@@ -100,7 +104,7 @@ def plot(
     # checked before loading, so a typo does not wait for a large capture
     if problem is not None or fmt is None:
         raise usage_error(str(problem))
-    trace = load_or_exit(traces, input_format, tz)
+    trace = load_or_exit(traces, input_format, tz, since=since, until=until)
     figure = _draw(trace, kind, None if by is None else by.value, every)
     try:
         figure.savefig(output, format=fmt, dpi=150 if fmt == "png" else "figure")

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from mcptrace.cli._common import FormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    FormatOpt,
+    SinceOpt,
+    TraceArg,
+    TzOpt,
+    UntilOpt,
+    load_or_exit,
+    report_input_errors,
+)
 from mcptrace.listing import message_list
 
 _ARROWS = {"c2s": "->", "s2c": "<-", "unknown": "??"}
@@ -34,9 +42,11 @@ def show(
     ] = None,
     format: FormatOpt = None,
     tz: TzOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
 ) -> None:
     """One line per message in capture order: time, session, direction, id, method or outcome."""
-    trace = load_or_exit(traces, format, tz)
+    trace = load_or_exit(traces, format, tz, since=since, until=until)
     listing = message_list(trace, sessions=session, methods=method, kinds=kind)
     if limit is not None:
         listing = listing.head(limit)

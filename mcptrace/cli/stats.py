@@ -18,7 +18,15 @@ import typer
 
 from mcptrace import _json, analysis
 from mcptrace.analysis._common import check_every
-from mcptrace.cli._common import InputFormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    InputFormatOpt,
+    SinceOpt,
+    TraceArg,
+    TzOpt,
+    UntilOpt,
+    load_or_exit,
+    report_input_errors,
+)
 from mcptrace.cli._render import table
 from mcptrace.trace import Trace
 
@@ -67,6 +75,8 @@ def stats(
     ] = OutputFormat.table,
     input_format: InputFormatOpt = None,
     tz: TzOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
 ) -> None:
     """Latency quantiles (ms) per method, the error rate and how many calls had no latency;
     with --errors, failed calls by kind and error code."""
@@ -78,7 +88,7 @@ def stats(
         except ValueError as exc:
             typer.echo(f"mcptrace: error: {exc}", err=True)
             raise typer.Exit(2) from exc
-    trace = load_or_exit(traces, input_format, tz)
+    trace = load_or_exit(traces, input_format, tz, since=since, until=until)
     typer.echo(render(trace, keys, every, errors=errors, fmt=format.value))
     raise typer.Exit(report_input_errors(trace))
 

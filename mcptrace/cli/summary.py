@@ -7,7 +7,15 @@ from typing import Annotated
 import typer
 
 from mcptrace import _json
-from mcptrace.cli._common import FormatOpt, TraceArg, TzOpt, load_or_exit, report_input_errors
+from mcptrace.cli._common import (
+    FormatOpt,
+    SinceOpt,
+    TraceArg,
+    TzOpt,
+    UntilOpt,
+    load_or_exit,
+    report_input_errors,
+)
 from mcptrace.cli._render import duration, table, ts
 from mcptrace.summary import Summary, summarize
 
@@ -16,11 +24,13 @@ def summary(
     traces: TraceArg,
     format: FormatOpt = None,
     tz: TzOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Formats, sessions with their revision, counts by kind and method, time span,
     unpaired requests, orphan responses and invalid lines."""
-    trace = load_or_exit(traces, format, tz)
+    trace = load_or_exit(traces, format, tz, since=since, until=until)
     result = summarize(trace)
     if json:
         typer.echo(_json.dumpb(result.as_dict(), pretty=True).decode())
