@@ -92,6 +92,7 @@ _MAX_US = 253_402_300_800_000_000  # 10000-01-01
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]|[^\s\[\]{},:"]+', re.DOTALL)
 _OPEN, _CLOSE = frozenset(b"[{"), frozenset(b"]}")
 _OBJECT, _ARRAY, _COMMA, _COLON = ord("{"), ord("["), ord(","), ord(":")
+_QUOTE = ord('"')
 _SSE_LINES = re.compile(r"\r\n|\r|\n")
 #: the start of a HAR document that is too big (or too damaged) to parse for sniffing
 _HEAD_LOG = re.compile(r'^\s*\{?\s*"log"\s*:\s*\{', re.MULTILINE)
@@ -222,6 +223,78 @@ def _entry_lines_tokenized(data: bytes, count: int) -> list[int]:
     if len(starts) == count:
         return starts
     return [i + 1 for i in range(count)]
+
+
+# -- a cut document -------------------------------------------------------------
+
+#: a JSON string, or a bracket outside one
+_BRACKETS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+#: what closes `entries`, `log` and the document after the last whole entry
+_CLOSING = b"]}}"
+#: element ends tried, from the last one back, before giving up on a cut document
+_SALVAGE_TRIES = 3
+
+
+@dataclass(frozen=True)
+class _Salvaged:
+    """What is left of a HAR document cut in the middle of ``log.entries``."""
+
+    #: the document closed after its last whole entry
+    doc: dict[str, Any]
+    #: that text, whose entry lines are the cut file's
+    text: bytes
+    #: line of the entry the cut fell in (or of the first text after the last whole one)
+    cut_line: int
+    #: the cut fell after the entries array had closed: no entry was lost
+    after_entries: bool = False
+
+
+def _salvage(data: bytes) -> _Salvaged | None:
+    """A HAR document cut inside ``log.entries`` (an export stopped by a crash, a copy
+    cut short), closed after its last whole entry, so that the entries before the cut
+    are read; None when the cut is elsewhere or no entry is whole."""
+    opening = _ENTRIES_ARRAY.search(data)
+    if opening is None:
+        return None
+    ends, closed = _entry_ends(data, opening.end() - 1)
+    for end in ends:
+        text = data[:end] + _CLOSING
+        try:
+            doc = _json.loads(text)
+        except _json.JSONDecodeError:
+            continue
+        log = doc.get("log") if type(doc) is dict else None
+        if type(log) is not dict or type(log.get("entries")) is not list:
+            return None  # `entries` is not the HAR's: the document was cut elsewhere
+        # the cut entry starts after the comma that follows the last whole one
+        after = _NOT_SPACE.search(data, end)
+        if after is not None and data[after.start()] == _COMMA:
+            after = _NOT_SPACE.search(data, after.start() + 1)
+        cut = after.start() if after is not None else len(data)
+        return _Salvaged(doc, text, data.count(b"\n", 0, cut) + 1, closed and end == ends[0])
+    return None
+
+
+def _entry_ends(data: bytes, opening: int) -> tuple[list[int], bool]:
+    """Offsets just after the last few whole elements of the array opened at
+    ``opening``, the last first, and whether the array closes. Brackets inside strings
+    are not counted; a string the cut leaves open can fake an end after the last whole
+    element, which the parse of the closed document then rejects."""
+    ends: list[int] = []
+    depth = 0
+    for m in _BRACKETS.finditer(data, opening + 1):
+        c = data[m.start()]
+        if c == _QUOTE:
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif depth == 0:
+            return ends[::-1][:_SALVAGE_TRIES], True  # cut after the array
+        else:
+            depth -= 1
+            if depth == 0:
+                ends.append(m.end())
+    return ends[::-1][:_SALVAGE_TRIES], False
 
 
 # -- pieces of an entry -----------------------------------------------------------
@@ -688,15 +761,19 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     n_lines = len(content.lines)
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)
+    salvaged: _Salvaged | None = None
     try:
         doc = _json.loads(content.data)
     except _json.JSONDecodeError as exc:
-        first, _ = decode_raw(content.lines[0])
-        problem = _json.describe_error(exc)
-        rows.add_invalid(1, first, f"HAR document is not valid JSON: {problem}")
         cut = exc.pos is not None and exc.pos >= len(content.data.rstrip()) - 1
-        cut_note = ["the HAR document ends in the middle: it was cut"] if cut else []
-        return LoadResult(messages=rows.frame(), lines=n_lines, truncated=cut, notes=cut_note)
+        salvaged = _salvage(content.data) if cut else None
+        if salvaged is None:
+            first, _ = decode_raw(content.lines[0])
+            problem = _json.describe_error(exc)
+            rows.add_invalid(1, first, f"HAR document is not valid JSON: {problem}")
+            cut_note = ["the HAR document ends in the middle: it was cut"] if cut else []
+            return LoadResult(messages=rows.frame(), lines=n_lines, truncated=cut, notes=cut_note)
+        doc = salvaged.doc
     log = doc.get("log") if type(doc) is dict else None
     entries = log.get("entries") if type(log) is dict else None
     if type(entries) is not list:
@@ -705,13 +782,26 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         rows.add_invalid(1, first, f"not a HAR document: {what} without `log.entries`")
         return LoadResult(messages=rows.frame(), lines=n_lines)
 
-    starts = _entry_lines(content.data, len(entries))
+    starts = _entry_lines(salvaged.text if salvaged else content.data, len(entries))
     counts = _Counts()
     http_sse = _http_sse(entries)
     for i, entry in enumerate(entries):
         _add_entry(rows, entry, starts[i], ctx, counts, _http_sse_session(http_sse, i, entry))
 
     notes: list[str] = []
+    if salvaged is not None:
+        line = min(salvaged.cut_line, n_lines)
+        raw, _ = decode_raw(content.lines[line - 1])
+        whole = f"{len(entries)} whole {'entry' if len(entries) == 1 else 'entries'}"
+        where = (
+            "after its entries"
+            if salvaged.after_entries
+            else f"in the middle of entry {len(entries) + 1}"
+        )
+        rows.add_invalid(line, raw, f"HAR document cut {where}: {whole} read")
+        notes.append(
+            f"the HAR document ends in the middle: it was cut; the {whole} before the cut are read"
+        )
     if counts.skipped:
         what = "entry" if counts.skipped == 1 else "entries"
         notes.append(f"{counts.skipped} {what} without JSON-RPC (not MCP) skipped")
@@ -732,7 +822,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             "keeps no time per event, so each response event is placed after the POST of "
             "its request, without a time"
         )
-    truncated = bool(counts.no_body or counts.cut_events)
+    truncated = bool(counts.no_body or counts.cut_events or salvaged)
     messages = interleave(rows.frame(), counts.streams)
     return LoadResult(messages=messages, lines=n_lines, truncated=truncated, notes=notes)
 

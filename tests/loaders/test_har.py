@@ -869,6 +869,60 @@ def test_a_cut_document_is_marked_truncated(tmp_path: Path) -> None:
     assert src["note"] == "the HAR document ends in the middle: it was cut"
 
 
+def _four_exchanges() -> list[dict[str, Any]]:
+    # the third response's text holds brackets and quotes: a cut inside it must not be
+    # taken for the end of an entry
+    tricky = res(3, {"content": [{"type": "text", "text": 'x}]}, "y": [{'}]})
+    return [
+        exchange(req(1, "ping"), response=res(1)),
+        exchange(req(2, "tools/list"), response=res(2, {"tools": []})),
+        exchange(req(3, "tools/call", {"name": "t"}), response=tricky),
+        exchange(req(4, "ping"), response=res(4)),
+    ]
+
+
+@pytest.mark.parametrize("indent", [True, False])
+@pytest.mark.parametrize("inside", ["request", "tricky text", "timings"])
+def test_a_document_cut_inside_an_entry_keeps_the_whole_entries(
+    tmp_path: Path, indent: bool, inside: str
+) -> None:
+    # an export stopped by a crash, or a copy cut short: the entries before the cut
+    # are read, the cut one is reported where it starts
+    whole = write_har(tmp_path / "whole.har", _four_exchanges(), indent=indent)
+    data = whole.read_bytes()
+    third = data.index(b"tools/call")
+    at = {
+        "request": third,
+        "tricky text": data.index(b"x}]}", third) + 4,
+        "timings": data.index(b'"timings"', data.index(b"x}]}")),
+    }[inside]
+    cut = tmp_path / "cut.har"
+    cut.write_bytes(data[:at])
+    expected = mcptrace.load(whole).messages
+    trace = mcptrace.load(cut)
+    m = trace.messages
+    assert kinds(m) == ["request", "response", "request", "response", "invalid"]
+    assert m.head(4).drop("source").equals(expected.head(4).drop("source"))
+    third_line = expected["line"][4]
+    assert m["line"][4] == third_line
+    assert m["parse_error"][4] == "HAR document cut in the middle of entry 3: 2 whole entries read"
+    src = trace.sources.row(0, named=True)
+    assert (src["format"], src["invalid"], src["truncated"]) == ("har", 1, True)
+    assert "it was cut; the 2 whole entries before the cut are read" in src["note"]
+    # the cut draws its JR014 and nothing else: the lost exchange was not read at all
+    found = sorted(mcptrace.lint(trace)["code"].to_list())
+    assert found == sorted([*mcptrace.lint(mcptrace.load(whole))["code"].to_list(), "JR014"])
+
+
+def test_a_document_cut_after_its_entries_keeps_them_all(tmp_path: Path) -> None:
+    whole = write_har(tmp_path / "whole.har", _four_exchanges())
+    cut = tmp_path / "cut.har"
+    cut.write_bytes(whole.read_bytes().rstrip()[:-1])  # the document's closing brace
+    m = mcptrace.load(cut).messages
+    assert kinds(m) == ["request", "response"] * 4 + ["invalid"]
+    assert m["parse_error"][8] == "HAR document cut after its entries: 4 whole entries read"
+
+
 def test_entries_that_are_not_objects(tmp_path: Path) -> None:
     m = load(tmp_path, [42, exchange(req(1, "ping"), response=res(1)), None]).messages
     assert kinds(m) == ["invalid", "request", "response", "invalid"]
