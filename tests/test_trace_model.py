@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import orjson
 import polars as pl
 import pytest
 from factories import WriteLines, err, note, rec, req, res, ts
@@ -310,3 +311,25 @@ def test_paths_given_as_a_generator_are_read_once_and_named_in_errors(tmp_path: 
     named = f"no capture files found in {empty / 'none-*.jsonl'}, {empty}"
     with pytest.raises(UsageError, match=re.escape(named)):
         mcptrace.load(p for p in [empty / "none-*.jsonl", empty])
+
+
+def test_a_directory_of_small_captures_is_one_chunk_big_files_keep_theirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every query pays for each chunk of a column (a regex is compiled for each), so
+    # 1,000 small files left as 1,000 chunks made lint take seconds on 15,000 messages
+    import mcptrace.trace as trace_module
+
+    lines = [rec(req(1, "ping")), rec(res(1, {}), dir="s2c")]
+    for i in range(40):
+        body = b"\n".join(orjson.dumps({**r, "session": f"s{i}"}) for r in lines) + b"\n"
+        (tmp_path / f"c{i:02d}.jsonl").write_bytes(body)
+    whole = mcptrace.load(tmp_path)
+    assert whole.messages.height == 80
+    assert whole.messages.n_chunks() == 1
+    assert whole.calls["outcome"].cast(pl.String).to_list() == ["ok"] * 40
+    # a file at least _SMALL_FILE_ROWS long is not copied: its chunks stay
+    monkeypatch.setattr(trace_module, "_SMALL_FILE_ROWS", 2)
+    kept = mcptrace.load(tmp_path)
+    assert kept.messages.n_chunks() > 1
+    assert kept.messages.equals(whole.messages)
