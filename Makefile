@@ -32,6 +32,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_lint.py
+	$(BIN)/python benchmarks/bench_files.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

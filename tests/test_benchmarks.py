@@ -1,0 +1,25 @@
+"""The benchmark scripts still run (tiny sizes; the figures are not judged here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_files_runs_and_finds_the_same_on_both_inputs(tmp_path: Path) -> None:
+    script = ROOT / "benchmarks" / "bench_files.py"
+    args = ["--messages", "400", "--files", "12", "--repeat", "1", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads((tmp_path / "bench_files.json").read_bytes())
+    assert report["messages"] == 400
+    assert 1 < report["files"] <= 12
+    assert report["same_findings"] is True
+    assert report["one_file_s"] > 0 and report["directory_s"] > 0
