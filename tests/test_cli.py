@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -259,3 +261,35 @@ def test_a_bad_window_is_a_usage_error(command: str) -> None:
     result = runner.invoke(app, [command, str(INCIDENT), "--since", "yesterday"])
     assert result.exit_code == 2
     assert "--since 'yesterday' is not an ISO 8601 time" in result.output
+
+
+def test_a_dash_reads_the_capture_from_standard_input() -> None:
+    data = INCIDENT.read_bytes()
+    from_file = runner.invoke(app, ["lint", str(INCIDENT), "--format", "json"])
+    piped = runner.invoke(app, ["lint", "-", "--format", "json"], input=data)
+    assert piped.exit_code == from_file.exit_code == 1
+    found = orjson.loads(piped.output)
+    assert [(f["line"], f["code"]) for f in found] == [
+        (f["line"], f["code"]) for f in orjson.loads(from_file.output)
+    ]
+    assert {f["source"] for f in found} == {"-"}
+    # compressed on the way in, and through the streaming commands (which otherwise
+    # read big files again from disk by offset)
+    packed = gzip.compress(data)
+    summary = runner.invoke(app, ["summary", "--json", "-"], input=packed)
+    assert orjson.loads(summary.output)["messages"] == data.count(b"\n")
+    scan = runner.invoke(app, ["scan", "-"], input=data)
+    assert scan.exit_code == 0, scan.output
+    assert "in 1 file(s)" in scan.output
+
+
+def test_a_dash_on_a_terminal_is_refused_instead_of_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    with pytest.raises(mcptrace.CaptureError, match="standard input is a terminal"):
+        mcptrace.load("-")

@@ -18,7 +18,8 @@ from mcptrace.trace import Trace
 TraceArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Capture files, directories (read recursively) or globs.", show_default=False
+        help="Capture files, directories (read recursively) or globs; `-` reads standard input.",
+        show_default=False,
     ),
 ]
 #: where ``--format`` is free (no report format to choose), it names the capture format too

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import io
 import re
+import sys
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from pathlib import Path
 
 from mcptrace.errors import CaptureError
 
+#: the path that names standard input, as in most command-line tools
+STDIN = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 #: byte order marks of the wide encodings a capture may be saved in (Windows PowerShell's
@@ -49,13 +52,15 @@ class Content:
     transcoded: str | None = None
     #: remarks on reading that are no problem (the sources table's ``note``)
     notes: list[str] = field(default_factory=list)
+    #: read from standard input (the path ``-``): there is no file to read again
+    stdin: bool = False
     _lines: list[bytes] | None = None
 
     @property
     def as_on_disk(self) -> bool:
         """Whether ``data`` holds the file's own bytes, neither decompressed nor decoded:
         only then may a loader read parts of the file from disk by offset."""
-        return not self.compressed and self.transcoded is None
+        return not self.compressed and self.transcoded is None and not self.stdin
 
     @property
     def lines(self) -> list[bytes]:
@@ -145,6 +150,8 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
     streamed. Compressed and wide-encoded (UTF-16, UTF-32) files are always read whole.
     """
     source = str(path)
+    if source == STDIN:
+        return _from_bytes(source, _read_stdin(), stdin=True)
     partial = False
     try:
         with open(path, "rb") as f:
@@ -155,7 +162,23 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
                 raw += f.read()
     except OSError as exc:
         raise CaptureError(source, f"cannot read: {exc.strerror or exc}") from exc
-    content = Content(source=source, data=raw, partial=partial)
+    return _from_bytes(source, raw, partial=partial)
+
+
+def _read_stdin() -> bytes:
+    """All of standard input; refused when it is a terminal, which would wait for typing."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        raise CaptureError(STDIN, "standard input is a terminal: pipe a capture into it")
+    try:
+        return stream.buffer.read()
+    except OSError as exc:
+        raise CaptureError(STDIN, f"cannot read standard input: {exc.strerror or exc}") from exc
+
+
+def _from_bytes(source: str, raw: bytes, *, partial: bool = False, stdin: bool = False) -> Content:
+    """The content of ``raw``: decompressed, decoded to UTF-8, its BOM set aside."""
+    content = Content(source=source, data=raw, partial=partial, stdin=stdin)
     if raw.startswith(_GZIP_MAGIC):
         data, warning = _gunzip(raw)
         if data or warning is None:
