@@ -180,6 +180,9 @@ enum {
     C_PROTOCOL_VERSION,
     C_PROGRESS_TOKEN,
     C_CANCEL_ID,
+    C_HTTP_METHOD,
+    C_HTTP_STATUS,
+    C_HTTP_HEADERS,
     C_MESSAGE,
     C_RAW,
     NCOLS
@@ -189,14 +192,16 @@ static const char *COL_NAMES[NCOLS] = {
     "line", "ts_us", "ts_text", "session", "server", "direction", "transport", "kind",
     "id", "id_type", "method", "target", "error_code", "error_code_is_int",
     "error_message", "result_type", "tool_error", "protocol_version",
-    "progress_token", "cancel_id", "message", "raw",
+    "progress_token", "cancel_id", "http_method", "http_status", "http_headers",
+    "message", "raw",
 };
 
 static const int COL_TYPES[NCOLS] = {
     T_INT64, T_INT64, T_VIEW, T_VIEW, T_VIEW, T_VIEW, T_VIEW, T_VIEW,
     T_VIEW, T_VIEW, T_VIEW, T_VIEW, T_INT64, T_BOOL,
     T_VIEW, T_VIEW, T_BOOL, T_VIEW,
-    T_VIEW, T_VIEW, T_VIEW, T_VIEW,
+    T_VIEW, T_VIEW, T_VIEW, T_INT64, T_VIEW,
+    T_VIEW, T_VIEW,
 };
 
 typedef struct {
@@ -246,6 +251,7 @@ typedef struct {
 
 enum {
     S_TS, S_DIR, S_SESSION, S_MSG, S_RAW, S_SERVER, S_TRANSPORT,
+    S_HTTP, S_H_METHOD, S_H_STATUS, S_H_HEADERS,
     S_ID, S_METHOD, S_PARAMS, S_ERROR, S_RESULT,
     S_P_NAME, S_P_URI, S_P_REF, S_P_META, S_P_PV, S_P_TOKEN, S_P_REQID,
     S_REF_NAME, S_REF_URI, S_META_TOKEN, S_META_PV,
@@ -292,10 +298,16 @@ static const Want MSG_WANTS[] = {
     WS("error", S_ERROR, ERROR_WANTS),
     WS("result", S_RESULT, RESULT_WANTS),
 };
+/* the HTTP exchange of a Streamable HTTP capture line: its headers are kept as text,
+ * which must then be what orjson.dumps writes; a status is an int64 only when its
+ * text is canonical (no exponent, at most 18 digits) */
+static const Want HTTP_WANTS[] = {
+    W("method", S_H_METHOD), WC("status", S_H_STATUS), WC("headers", S_H_HEADERS),
+};
 static const Want ENV_WANTS[] = {
     W("ts", S_TS),         W("dir", S_DIR),          W("session", S_SESSION),
     WSC("msg", S_MSG, MSG_WANTS), W("raw", S_RAW),    W("server", S_SERVER),
-    W("transport", S_TRANSPORT),
+    W("transport", S_TRANSPORT), WS("http", S_HTTP, HTTP_WANTS),
 };
 #define NWANTS(a) ((int)(sizeof(a) / sizeof(a[0])))
 
@@ -727,6 +739,8 @@ typedef struct {
     int8_t has_ts_us;
     int64_t error_code;
     int8_t has_error_code, error_code_is_int, tool_error; /* -1 null */
+    int64_t http_status;
+    int8_t has_http_status;
 } Row;
 
 #define LIT(x) ((Str){(const uint8_t *)(x), (int32_t)(sizeof(x) - 1)})
@@ -905,6 +919,18 @@ static int scan_line(const uint8_t *ls, const uint8_t *le, int mode, Row *row) {
         if (transport->escaped) return -1;
         if (str_eq(transport, "stdio")) row->v[C_TRANSPORT] = LIT("stdio");
         else if (str_eq(transport, "http")) row->v[C_TRANSPORT] = LIT("http");
+    }
+    /* as capture._envelope reads `http`: only an object counts, and each member only
+     * when of its type (a string method, an integer status, an object of headers) */
+    if (slots[S_HTTP].type == '{') {
+        const Slot *method = &slots[S_H_METHOD];
+        if (method->type == '"' && str_value(method, &row->v[C_HTTP_METHOD])) return -1;
+        if (slots[S_H_STATUS].type == 'i') {
+            parse_int64(&slots[S_H_STATUS], &row->http_status);
+            row->has_http_status = 1;
+        }
+        if (slots[S_H_HEADERS].type == '{') row->v[C_HTTP_HEADERS] = json_text(&slots[S_H_HEADERS]);
+        if (!row->v[C_TRANSPORT].s) row->v[C_TRANSPORT] = LIT("http");
     }
     return rpc_row(slots, row);
 }
@@ -1416,6 +1442,7 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
                 }
                 if (failed) break;
                 put_int(&c[C_ERROR_CODE], n, row.error_code, row.has_error_code);
+                put_int(&c[C_HTTP_STATUS], n, row.http_status, row.has_http_status);
                 put_bool(&c[C_ERROR_CODE_IS_INT], n, row.error_code_is_int);
                 put_bool(&c[C_TOOL_ERROR], n, row.tool_error);
                 n++;

@@ -128,9 +128,6 @@ def scan(
         "transport": rows["transport"].fill_null(transport),
         "batch_index": _constant(None, pl.Int32(), n),
         "batched": _constant(False, pl.Boolean(), n),
-        "http_method": _constant(None, pl.String(), n),
-        "http_status": _constant(None, pl.Int64(), n),
-        "http_headers": _constant(None, pl.String(), n),
         "parse_error": _constant(None, pl.String(), n),
     }
 

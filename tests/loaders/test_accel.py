@@ -178,6 +178,24 @@ def test_common_stdio_lines_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) 
     _assert_same("stdio", data, monkeypatch)
 
 
+def test_http_capture_lines_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a Streamable HTTP capture has the HTTP exchange on every line: before the scanner
+    # read `http`, every such line took the Python path (10^5 lines: 3 s instead of 0.2 s)
+    http = {
+        "method": "POST",
+        "status": 200,
+        "headers": {"Accept": "application/json, text/event-stream", "Mcp-Method": "x"},
+    }
+    data = b"".join(env(m, transport="http", http=http) + b"\n" for m in COMMON)
+    assert _slow_lines("capture", data) == []
+    _assert_same("capture", data, monkeypatch)
+    scanned = accel.scan(data, 1, "capture", source="t", format="capture")
+    assert scanned is not None
+    row = scanned[0].row(0, named=True)
+    assert (row["http_method"], row["http_status"]) == ("POST", 200)
+    assert row["http_headers"] == orjson.dumps(http["headers"]).decode()
+
+
 def test_fast_rows_carry_the_protocol_columns() -> None:
     data = b"".join(env(m) + b"\n" for m in COMMON)
     scanned = accel.scan(data, 1, "capture", source="t", format="capture")
@@ -304,6 +322,25 @@ EDGE_LINES = [
     b'{"dir":"c2s","msg":{"jsonrpc":"2.0","method":"x","params":{"v":"\\x"}}}',
     b'[{"dir":"c2s","msg":{"jsonrpc":"2.0","method":"x"}}]',
     b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    # the `http` member: of every type, with members of every type and spelling
+    b'{"dir":"c2s","http":null,"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":[],"transport":"stdio","msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{},"transport":"other","msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{"method":7,"status":"200","headers":[]},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"s2c","http":{"status":200.0},"msg":{"jsonrpc":"2.0","id":1,"result":{}}}',
+    b'{"dir":"s2c","http":{"status":2e2},"msg":{"jsonrpc":"2.0","id":1,"result":{}}}',
+    b'{"dir":"s2c","http":{"status":true},"msg":{"jsonrpc":"2.0","id":1,"result":{}}}',
+    b'{"dir":"s2c","http":{"status":-0},"msg":{"jsonrpc":"2.0","id":1,"result":{}}}',
+    b'{"dir":"s2c","http":{"status":99999999999999999999},"msg":{"jsonrpc":"2.0","id":1,"result":{}}}',
+    rb'{"dir":"c2s","http":{"method":"P\u004fST"},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{"headers":{"A": "b"}},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{"headers":{"A":"b","A":"c"}},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    rb'{"dir":"c2s","http":{"headers":{"A":"\u00e9"}},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    rb'{"dir":"c2s","http":{"headers":{"A":"\/"}},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{"headers":{"n":1.50}},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{"method":"POST","status":200,"headers":{"A":"b"},"extra":[1]},'
+    b'"msg":{"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","http":{"method":"POST"},"http":{"status":1},"msg":{"jsonrpc":"2.0","method":"x"}}',
 ]
 
 
@@ -443,6 +480,22 @@ envelopes = st.fixed_dictionaries(
         "session": st.text(max_size=4) | st.none(),
         "server": json_values,
         "transport": st.sampled_from(["stdio", "http", "other"]) | json_values,
+        # the HTTP exchange of a Streamable HTTP line, well formed or not
+        "http": st.fixed_dictionaries(
+            {},
+            optional={
+                "method": st.sampled_from(["POST", "GET", "DELETE"]) | json_values,
+                "status": st.sampled_from([200, 202, 404]) | json_values,
+                "headers": st.dictionaries(
+                    st.sampled_from(["Accept", "Mcp-Session-Id", "mcp-method", "X"])
+                    | st.text(max_size=4),
+                    st.text(max_size=6) | json_values,
+                    max_size=4,
+                )
+                | json_values,
+            },
+        )
+        | json_values,
     },
 )
 #: byte strings spliced into a line at a random place: most break it, some keep it valid
