@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from factories import load_generator
+from factories import SAMPLES, load_generator
 
 import mcptrace
 from mcptrace.loaders import capture, chunked, stdio
@@ -83,6 +83,28 @@ def test_streaming_writer_matches_load(
         cols = ["ts", "session", "direction", "kind", "id", "method"]
         valid = loaded.filter(pl.col("kind") != "invalid").select(cols)
         assert again.filter(pl.col("kind") != "invalid").select(cols).equals(valid)
+
+
+def test_connections_of_a_stream_are_named_alike_loaded_or_streamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # forty connections one after another (a log kept across restarts), cut into many
+    # chunks: each chunk's rows before its first initialize carry the session before
+    path = tmp_path / "stream.ndjson"
+    path.write_bytes((SAMPLES / "stdio" / "docs-server.ndjson").read_bytes() * 40)
+    monkeypatch.setattr(chunked, "CHUNK_BYTES", 4 * 1024)
+    ctx = LoadContext(source=str(path))
+    sequential = chunked.load_path(stdio, str(path), ctx, parallel=False).messages
+    parallel = chunked.load_path(stdio, str(path), ctx, parallel=True).messages
+    assert parallel.equals(sequential)
+    names = sequential["session"].unique(maintain_order=True).to_list()
+    assert len(names) == 40 and names[0] == "stream"
+    assert len(chunked.spans_of_file(str(path), 4 * 1024)[0]) > 20
+    assert all(name.startswith("stream@") for name in names[1:])
+    out = tmp_path / "out.parquet"
+    write_messages([path], out, "parquet")
+    streamed = pl.read_parquet(out)["session"]
+    assert streamed.to_list() == mcptrace.load(path).messages["session"].to_list()
 
 
 @pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python"])

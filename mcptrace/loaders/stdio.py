@@ -4,6 +4,13 @@ There is no envelope, so there is no time and no direction. Directions are
 inferred afterwards (:mod:`mcptrace.loaders.directions`): from the method
 catalogue, then from id pairing. Lines that are not JSON stay as ``invalid``
 rows: on a stdio server's stdout they are stream pollution the linter reports.
+
+A stream is one session, named after the file, unless it holds several
+connections: a log that a restarted server (or client) kept appending to. An
+``initialize`` request opens a connection, so each one after the stream's first
+message starts a session of its own, named after the file and the line it is on
+(``docs-server@27``). Otherwise the second connection's requests, numbered from
+the start again, would read as ids reused within one session.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import RowBuilder, decode_raw, rpc_fields, text_lines
+from mcptrace.schema import PROTOCOL_KINDS
 
 #: parse_chunk runs the C scanner, which releases the GIL (see loaders.chunked)
 GIL_FREE = True
@@ -50,8 +58,27 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
 
 
 def finish(messages: pl.DataFrame, ctx: LoadContext) -> pl.DataFrame:
-    """Whole-file step after the chunks are joined: infer who sent each line."""
-    return infer_directions(messages)
+    """Whole-file step after the chunks are joined: infer who sent each line, and name
+    each connection after the stream's first as a session of its own."""
+    return _connections(infer_directions(messages), ctx.stem)
+
+
+def _connections(rows: pl.DataFrame, stem: str) -> pl.DataFrame:
+    """``rows`` with each ``initialize`` request after the stream's first message
+    starting a session ``<stem>@<line>`` that runs to the next one (see the module
+    docstring). Also right for a chunk of a file streamed chunk by chunk, whose rows
+    before its first ``initialize`` carry the session the chunk before ended in."""
+    opens = ((rows["kind"] == "request") & (rows["method"] == "initialize")).fill_null(False)
+    if rows.height and rows["line"][0] == 1:
+        # the initialize that opens the stream is the first connection's, named after
+        # the file, as a stream of one connection is
+        protocol = rows["kind"].is_in(PROTOCOL_KINDS).arg_true()
+        if len(protocol) and opens[protocol[0]]:
+            opens = opens.scatter(protocol[0], False)
+    if not opens.any():
+        return rows
+    started = pl.when(opens).then(pl.format("{}@{}", pl.lit(stem), pl.col("line")))
+    return rows.with_columns(session=started.forward_fill().fill_null(pl.col("session")))
 
 
 def parse_chunk(data: bytes | memoryview, first_line: int, ctx: LoadContext) -> pl.DataFrame:

@@ -87,3 +87,26 @@ def test_sample_interleaved_and_pair_agree() -> None:
         == pair.sessions["revision"].to_list()
         == ["2025-11-25"]
     )
+
+
+def test_a_stream_appended_to_by_a_restarted_server_is_one_session_a_connection(
+    write_lines: WriteLines,
+) -> None:
+    # a log kept across restarts: the second connection numbers its ids from 0 again,
+    # which in one session would read as ids reused (PR001) and answers mispaired
+    once = [*INTERLEAVED[:4], b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}']
+    path = write_lines([*once, b"server restarting", *once, *once], name="srv.ndjson")
+    trace = mcptrace.load(path)
+    sessions = trace.messages.select("line", "session").rows()
+    assert [s for line, s in sessions if line in (1, 5, 6, 7, 11, 12, 16)] == [
+        "srv", "srv", "srv", "srv@7", "srv@7", "srv@12", "srv@12",
+    ]  # fmt: skip
+    assert trace.sessions["revision"].to_list() == ["2025-06-18"] * 3
+    assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok"] * 6
+    assert "PR001" not in mcptrace.lint(trace)["code"].to_list()
+
+
+def test_a_stream_of_one_connection_keeps_the_file_name(write_lines: WriteLines) -> None:
+    # the initialize that opens the stream opens no second session, even after junk
+    path = write_lines([b"booting...", *INTERLEAVED[:3]], name="one.ndjson")
+    assert mcptrace.load(path).messages["session"].unique().to_list() == ["one"]
