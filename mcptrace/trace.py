@@ -397,8 +397,9 @@ def load(
     format
         Force a loader (see :data:`mcptrace.loaders.FORMATS`); detected from content if None.
     tz
-        IANA zone of wall-clock timestamps in formats that lack one (VS Code logs).
-        Without it such times are read as UTC and marked ``local``.
+        IANA zone of wall-clock timestamps: those of formats that lack one (VS Code
+        logs), and times written without their zone where RFC 3339 is expected. Without
+        it such times are read as UTC. Either way they are marked ``local``.
     progress
         Called as ``progress(path, index, total)`` before each file.
 

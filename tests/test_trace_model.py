@@ -333,3 +333,31 @@ def test_a_directory_of_small_captures_is_one_chunk_big_files_keep_theirs(
     kept = mcptrace.load(tmp_path)
     assert kept.messages.n_chunks() > 1
     assert kept.messages.equals(whole.messages)
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_times_without_a_zone_are_read_as_local_wall_clock_times(
+    write_lines: WriteLines, monkeypatch: pytest.MonkeyPatch, pure: bool
+) -> None:
+    # a writer that drops the zone of RFC 3339 times: the times are kept, read in --tz
+    # (UTC without it) and marked local, instead of being dropped without a word
+    monkeypatch.setenv("MCPTRACE_PURE_PYTHON", "1" if pure else "0")
+    path = write_lines(
+        [
+            rec(req(1, "ping"), ts="2026-09-14T09:30:00.000000"),
+            rec(res(1, {}), dir="s2c", ts="2026-09-14 09:30:00.250"),
+            rec(req(2, "ping"), ts="2026-09-14T09:30:01Z"),
+            rec(res(2, {}), dir="s2c", ts="not a time"),
+        ]
+    )
+    m = mcptrace.load(path).messages
+    assert m["ts_quality"].cast(pl.String).to_list() == ["local", "local", "exact", "none"]
+    assert [t.isoformat() if t else None for t in m["ts"].to_list()] == [
+        "2026-09-14T09:30:00+00:00",
+        "2026-09-14T09:30:00.250000+00:00",
+        "2026-09-14T09:30:01+00:00",
+        None,
+    ]
+    lisbon = mcptrace.load(path, tz="Europe/Lisbon").messages["ts"].to_list()
+    assert lisbon[0].isoformat() == "2026-09-14T08:30:00+00:00"  # WEST is UTC+1
+    assert lisbon[2].isoformat() == "2026-09-14T09:30:01+00:00"  # a zone given is kept

@@ -45,7 +45,11 @@ SchemaDirOpt = Annotated[
 ]
 TzOpt = Annotated[
     str | None,
-    typer.Option("--tz", help="IANA zone of wall-clock timestamps without one (VS Code logs)."),
+    typer.Option(
+        "--tz",
+        help="IANA zone of timestamps written without one (VS Code logs; elsewhere, a time "
+        "that lacks its zone); UTC by default.",
+    ),
 ]
 SinceOpt = Annotated[
     str | None,

@@ -20,7 +20,7 @@ import polars as pl
 
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.reader import split_lines
-from mcptrace.loaders.rows import parse_timestamps
+from mcptrace.loaders.rows import read_times
 from mcptrace.schema import MESSAGES, Timestamp
 
 _scan: ModuleType | None
@@ -87,10 +87,12 @@ def scan(
     transport: str = "unknown",
     select: bytes | None = None,
     wanted: int = 0,
+    tz: str | None = None,
 ) -> tuple[pl.DataFrame, list[SlowLine]] | None:
     """Rows for the lines of ``data`` the scanner takes (messages schema, sessions not
     yet filled) and the lines it leaves; None when the scanner cannot be used. With
-    ``select`` (a byte per line), only the lines whose byte is ``wanted`` are read."""
+    ``select`` (a byte per line), only the lines whose byte is ``wanted`` are read.
+    ``tz`` is the zone of times written without one (UTC when None)."""
     if _scan is None or not available() or len(data) > _MAX_CHUNK:
         return None
     columns, _lines, slow = _scan.scan(
@@ -105,8 +107,12 @@ def scan(
     # the scanner reads the common RFC 3339 form itself; Polars parses any other text
     ts = rows["ts_us"].cast(Timestamp)
     unread = (rows["ts_text"].is_not_null() & ts.is_null()).arg_true()
+    local: pl.Series | None = None
     if len(unread):
-        ts = ts.scatter(unread, parse_timestamps(rows["ts_text"].gather(unread)))
+        others, zoneless = read_times(rows["ts_text"].gather(unread), tz=tz)
+        ts = ts.scatter(unread, others)
+        if zoneless is not None:
+            local = _constant(False, pl.Boolean(), n).scatter(unread, zoneless)
     untimed = ts.null_count()
     derived: dict[str, pl.Series] = {
         # one copy of the path, gathered: a repeated long string costs ~200 bytes a row
@@ -116,11 +122,15 @@ def scan(
         "ts": ts,
         "ts_quality": (
             _constant("exact", _SCHEMA["ts_quality"], n)
-            if not untimed
+            if not untimed and local is None
             else _constant("none", _SCHEMA["ts_quality"], n)
             if untimed == n
             else pl.select(
-                pl.when(pl.lit(ts).is_null()).then(pl.lit("none")).otherwise(pl.lit("exact"))
+                pl.when(pl.lit(ts).is_null())
+                .then(pl.lit("none"))
+                .when(pl.lit(local if local is not None else False))
+                .then(pl.lit("local"))
+                .otherwise(pl.lit("exact"))
             ).to_series()
         ),
         "direction_inferred": _constant(False, pl.Boolean(), n),
@@ -206,6 +216,7 @@ def parse_chunk(
         transport=transport,
         select=select,
         wanted=wanted,
+        tz=ctx.tz,
     )
     if scanned is None:
         data = bytes(data)

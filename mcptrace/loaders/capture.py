@@ -127,7 +127,7 @@ def parse_lines(
 ) -> pl.DataFrame:
     """Rows for numbered lines, in pure Python (orjson). When the lines are all of
     ``data``, its ``raw`` column is split from it in one go rather than line by line."""
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
     if data is not None:
         rows.raw_lines, rows.first_line = text_lines(data), first_line
     fast_raw = rows.raw_lines is not None  # raw comes from raw_lines: no decoding per line

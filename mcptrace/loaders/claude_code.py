@@ -305,7 +305,7 @@ def _entries_debug(content: Content) -> list[_Entry]:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
     n_lines = len(content.lines)
     folder = _folder_server(ctx.source)
     entries: list[_Entry]

@@ -176,7 +176,9 @@ def _summary_id(text: str) -> Any:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem, transport="stdio")
+    rows = RowBuilder(
+        source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem, transport="stdio"
+    )
     lines = content.lines
     aggregate = bool(_file_shape(lines))
     m_file = _FILE_SERVER.match(ctx.stem)

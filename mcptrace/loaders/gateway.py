@@ -153,7 +153,7 @@ def _log_text(rec: dict[str, Any]) -> str:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=_PROXY)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=_PROXY)
     n_lines = len(content.lines)
     calls: dict[str, list[Any]] = {
         name: []

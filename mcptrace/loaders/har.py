@@ -757,7 +757,9 @@ def _add_response(
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem, transport="http")
+    rows = RowBuilder(
+        source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem, transport="http"
+    )
     n_lines = len(content.lines)
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)

@@ -267,7 +267,7 @@ def _is_initialize(msg: Any) -> bool:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
     n_lines = len(content.lines)
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)

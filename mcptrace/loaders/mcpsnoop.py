@@ -154,7 +154,7 @@ class _SeqCheck:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
     loads = _json.loads
     seqs = _SeqCheck()
     truncated_frames = 0

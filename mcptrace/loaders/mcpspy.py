@@ -275,7 +275,7 @@ def _log_text(kind: str, rec: dict[str, Any]) -> str:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
     n_lines = len(content.lines)
     # pass 1: parse every line (stdio roles need the whole file)
     parsed: list[tuple[int, str, str | None, Any]] = []

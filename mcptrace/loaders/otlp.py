@@ -505,7 +505,7 @@ def _load_lines(
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
-    rows = RowBuilder(source=ctx.source, format=NAME, default_session=ctx.stem)
+    rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
     n_lines = len(content.lines)
     records = _Records()
     counts = _Counts()

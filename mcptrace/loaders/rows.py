@@ -588,7 +588,7 @@ class RowBuilder:
         if self.message_is_raw:
             # sharing the raw column keeps one copy of every line in memory, not two
             message = raw if message.null_count() == n else message.fill_null(raw)
-        ts = self._timestamps(sp["ts_us"])
+        ts, zoneless = self._timestamps(sp["ts_us"])
         if self.ts_quality_rows:
             per_row = [self.ts_quality] * n
             for i, q in self.ts_quality_rows.items():
@@ -596,7 +596,12 @@ class RowBuilder:
             known = pl.lit(pl.Series(per_row, dtype=pl.String))
         else:
             known = pl.lit(self.ts_quality)
-        quality = pl.when(ts.is_null()).then(pl.lit("none")).otherwise(known)
+        untimed = pl.when(ts.is_null()).then(pl.lit("none"))
+        quality = (
+            untimed.when(pl.lit(zoneless)).then(pl.lit("local")).otherwise(known)
+            if zoneless is not None
+            else untimed.otherwise(known)
+        )
         data: dict[str, Any] = {
             "source": _repeated(self.source, n),
             "format": _repeated(self.format, n),
@@ -635,9 +640,9 @@ class RowBuilder:
         vals = pl.Series(list(values.values()), dtype=dtype, strict=False)
         return pl.repeat(None, n, dtype=dtype, eager=True).alias(name).scatter(idx, vals)
 
-    def _timestamps(self, micros: pl.Series) -> pl.Series:
+    def _timestamps(self, micros: pl.Series) -> tuple[pl.Series, pl.Series | None]:
         texts = pl.Series(self.cols["ts_text"], dtype=pl.String)
-        return parse_timestamps(texts, micros, self.ts_format, self.tz)
+        return read_times(texts, micros, self.ts_format, self.tz)
 
 
 #: rows up to which a column is built from a Python list: ``pl.repeat`` runs a query
@@ -649,6 +654,39 @@ def _repeated(value: str, n: int) -> pl.Series:
     if n <= _SMALL_FRAME:
         return pl.Series([value] * n, dtype=pl.String)
     return pl.repeat(value, n, eager=True, dtype=pl.String)
+
+
+#: ISO 8601 times without a zone, which some writers put where RFC 3339 is expected
+_ZONELESS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f")
+
+
+def read_times(
+    texts: pl.Series,
+    micros: pl.Series | None = None,
+    ts_format: str = "%+",
+    tz: str | None = None,
+) -> tuple[pl.Series, pl.Series | None]:
+    """:func:`parse_timestamps`, where an RFC 3339 time that lacks its zone is read as a
+    wall-clock time in ``tz`` (UTC when None) rather than dropped; with the rows so read
+    (None when there are none): their quality is ``local``, not ``exact``."""
+    ts = parse_timestamps(texts, micros, ts_format, tz)
+    if ts_format != "%+":
+        return ts, None
+    missing = ts.is_null() & texts.is_not_null()
+    if not missing.any():
+        return ts, None
+    wall = texts.str.to_datetime(_ZONELESS[0], strict=False, time_unit="us")
+    for fmt in _ZONELESS[1:]:
+        wall = wall.fill_null(texts.str.to_datetime(fmt, strict=False, time_unit="us"))
+    local = (
+        wall.dt.replace_time_zone(tz or "UTC", ambiguous="earliest", non_existent="null")
+        .dt.convert_time_zone("UTC")
+        .cast(Timestamp)
+    )
+    read = missing & local.is_not_null()
+    if not read.any():
+        return ts, None
+    return ts.fill_null(local).alias("ts"), read
 
 
 def parse_timestamps(

@@ -463,9 +463,12 @@ times = st.one_of(
     st.none(),
     st.datetimes().map(lambda d: d.isoformat() + "Z"),
     st.datetimes().map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S") + "+05:30"),
+    # without a zone: read as a local wall-clock time
+    st.datetimes().map(lambda d: d.isoformat()),
     st.sampled_from(
         [
             "2026-08-01T10:00:00Z",
+            "2026-08-01 10:00:00.25",
             "2026-08-01T10:00:00.5-01:00",
             "2026-08-01T10:00:00.123456789Z",
             "bogus",
