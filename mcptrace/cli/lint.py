@@ -42,6 +42,7 @@ from mcptrace.linter import lint as run_lint
 from mcptrace.linter.coverage import catalogue_text, entries_of
 from mcptrace.linter.docs import rules_table
 from mcptrace.linter.engine import findings_in_window
+from mcptrace.linter.groups import lint_in_groups
 from mcptrace.linter.shares import lint_in_shares
 from mcptrace.protocol import is_known_revision
 from mcptrace.reporters import REPORTERS, ReportContext
@@ -188,9 +189,10 @@ def lint(
             min=1,
             max=255,
             help="Lint one capture file this many shares of its sessions at a time, to "
-            "bound memory (1: load it whole). Same findings either way.  [default: for an "
-            "uncompressed mcptrace capture of 64 MiB or more, as many as keep the peak "
-            "memory under 1 GiB]",
+            "bound memory (1: load the inputs whole). Same findings either way.  [default: "
+            "for an uncompressed mcptrace capture of 64 MiB or more, as many as keep the "
+            "peak memory under 1 GiB; several such captures, 64 MiB or more in all, a "
+            "group of files that share sessions at a time]",
             show_default=False,
         ),
     ] = None,
@@ -247,6 +249,16 @@ def lint(
             if len(traces) == 1 and partitions != 1
             else None
         )
+        if in_shares is None and partitions is None and input_format in (None, "capture"):
+            # several capture files: a group of them at a time (files sharing a session)
+            in_shares = lint_in_groups(
+                traces,
+                tz=tz,
+                revision=chosen_revision,
+                schema_dir=chosen_schema_dir,
+                progress=progress.share,
+                **chosen,
+            )
         if in_shares is not None:
             findings, messages, input_status = in_shares.findings, in_shares.messages, 0
         else:

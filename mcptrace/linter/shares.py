@@ -66,6 +66,8 @@ class FileLint:
     #: ``ordinal`` and ``raw`` of the messages the findings point at (what reporters read)
     messages: pl.DataFrame
     shares: int
+    #: rows of the file, as loading it whole gives them
+    rows: int = 0
 
 
 def shares_for(size: int, lines: int) -> int:
@@ -315,7 +317,10 @@ def _lint_capture(
         else pl.DataFrame(schema={"ordinal": pl.Int64, "raw": pl.String})
     )
     return FileLint(
-        findings=FINDINGS.conform(findings), messages=messages, shares=share_plan.shares
+        findings=FINDINGS.conform(findings),
+        messages=messages,
+        shares=share_plan.shares,
+        rows=int(rows_per_line.sum()),
     )
 
 

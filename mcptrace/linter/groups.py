@@ -1,0 +1,212 @@
+"""Linting several capture files a group of them at a time, in bounded memory.
+
+``mcptrace lint DIR`` used to load every file of a directory into one table, so its
+memory grew with the files' total size: ten 500 MB captures took some 14 GiB. No
+rule relates two sessions, so files that share no session can be linted apart.
+Each file's sessions are found with the C scanner's light pass (the one that plans
+shares, :func:`mcptrace.loaders.partition.plan`); files that share a session (a log
+rotated in the middle of one, say) form one group, which is loaded and linted
+together; a group of one big file is linted a share of its sessions at a time
+(:mod:`mcptrace.linter.shares`). Peak memory then follows the biggest group.
+
+The findings are those of linting all the files loaded together, row for row: each
+group's ordinals (numbered within the group) are turned into the ordinals the whole
+load gives, which number the files' rows one file after another in the order the
+files are read.
+
+Only directories (or lists) of mcptrace capture files are linted this way: other
+formats name their sessions from what the loader reads, which the light pass does
+not know, so inputs with any other file are loaded whole, as before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from mcptrace.errors import CaptureError
+from mcptrace.linter.engine import lint, merge_findings
+from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, lint_in_shares
+from mcptrace.loaders.base import LoadContext
+from mcptrace.schema import FINDINGS
+from mcptrace.trace import PathLike, Trace, expand_paths, input_list, load, plan_files
+
+
+def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] | None:
+    """Indexes of ``files`` in groups that share no session, each group in file order,
+    the groups in the order of their first file; None when the files cannot be grouped
+    this way (not all uncompressed mcptrace captures, unreadable, or the C scanner is
+    not built)."""
+    from mcptrace.loaders.partition import plan
+
+    try:
+        plans, failed = plan_files(files)
+    except CaptureError:
+        return None
+    if failed or len(plans) != len(files):
+        return None
+    for p in plans:
+        content = p.content
+        if p.format != "capture" or not content.as_on_disk or content.bom or content.warnings:
+            return None
+    # union-find over files, joined by each session hash they share
+    parent = list(range(len(files)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[int, int] = {}
+    for i, path in enumerate(files):
+        share_plan = plan(path, 1, LoadContext(source=path, tz=tz))
+        if share_plan is None:
+            return None
+        for h in set(share_plan.session.tolist()):
+            j = owner.setdefault(int(h), i)
+            if j != i:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(files)):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def lint_in_groups(
+    paths: PathLike | Iterable[PathLike],
+    *,
+    tz: str | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    revision: str | None = None,
+    schema_dir: str | Path | None = None,
+    allowed_origins: Iterable[str] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> FileLint | None:
+    """Lint several capture files a group at a time (see the module docstring); the
+    options are :func:`~mcptrace.linter.lint`'s. ``progress(path, share, shares)`` is
+    called before each group (``path`` its first file) and each share of a big file.
+
+    None when the inputs should be loaded whole: fewer than two files, less than
+    :data:`~mcptrace.linter.shares.MIN_SHARED_BYTES` in all, a file that is not an
+    uncompressed mcptrace capture or cannot be read, or files that all share sessions
+    (one group)."""
+    files = expand_paths(input_list(paths))
+    if len(files) < 2:
+        return None
+    try:
+        total = sum(os.path.getsize(f) for f in files)
+    except OSError:
+        return None
+    if total < MIN_SHARED_BYTES:
+        return None
+    groups = file_groups(files, tz)
+    if groups is None or len(groups) < 2:
+        return None
+    select = list(select) if select is not None else None
+    ignore = list(ignore) if ignore is not None else None
+    origins = list(allowed_origins) if allowed_origins is not None else None
+
+    def lint_trace(trace: Trace) -> pl.DataFrame:
+        return lint(
+            trace,
+            select=select,
+            ignore=ignore,
+            revision=revision,
+            schema_dir=schema_dir,
+            allowed_origins=origins,
+        )
+
+    def lint_file(path: str) -> FileLint | None:
+        def shares(share: int, total: int) -> None:
+            if progress is not None:
+                progress(path, share, total)
+
+        return lint_in_shares(
+            path,
+            tz=tz,
+            select=select,
+            ignore=ignore,
+            revision=revision,
+            schema_dir=schema_dir,
+            allowed_origins=origins,
+            progress=shares,
+        )
+
+    rows = [0] * len(files)
+    found: list[pl.DataFrame] = []
+    pointed: list[pl.DataFrame] = []
+    for n, group in enumerate(groups):
+        members = [files[i] for i in group]
+        if progress is not None:
+            progress(members[0], n, len(groups))
+        done = lint_file(members[0]) if len(members) == 1 else None
+        if done is not None:
+            rows[group[0]] = done.rows
+            local = [(members[0], 0)]
+            findings, messages = done.findings, done.messages
+        else:
+            trace = load(members, tz=tz)
+            if not trace.errors.is_empty():
+                return None  # a file unreadable now: the whole load reports it
+            counts = dict(zip(trace.sources["source"], trace.sources["rows"], strict=True))
+            local, before = [], 0
+            for i, path in zip(group, members, strict=True):
+                rows[i] = int(counts[path])
+                local.append((path, before))
+                before += rows[i]
+            findings = lint_trace(trace)
+            messages = trace.messages.filter(
+                pl.col("ordinal").is_in(findings["ordinal"].implode())
+            ).select("ordinal", "raw", "source")
+        found.append(_renumbered(findings, local))
+        pointed.append(_renumbered(messages.select("ordinal", "raw", *_source(messages)), local))
+    # the whole load numbers the files' rows one file after another
+    starts, at = {}, 0
+    for path, count in zip(files, rows, strict=True):
+        starts[path] = at
+        at += count
+    first = pl.DataFrame({"_file": list(starts), "_start": list(starts.values())})
+    findings = merge_findings(_placed(f, first) for f in found)
+    messages = pl.concat([_placed(p, first).select("ordinal", "raw") for p in pointed])
+    return FileLint(
+        findings=FINDINGS.conform(findings), messages=messages, shares=len(groups), rows=at
+    )
+
+
+def _source(messages: pl.DataFrame) -> list[str]:
+    return ["source"] if "source" in messages.columns else []
+
+
+def _renumbered(frame: pl.DataFrame, local: list[tuple[str, int]]) -> pl.DataFrame:
+    """``frame`` with ``_file`` (its file) and ``ordinal`` made the row's place within
+    that file: the group numbered its files' rows from ``local``'s starts."""
+    starts = pl.DataFrame(
+        {"_file": [p for p, _ in local], "_before": [b for _, b in local]},
+        schema={"_file": pl.String, "_before": pl.Int64},
+    )
+    if "source" in frame.columns:
+        keyed = frame.with_columns(_file=pl.col("source"))
+    else:
+        keyed = frame.with_columns(_file=pl.lit(local[0][0]))
+    return (
+        keyed.join(starts, on="_file", how="left", maintain_order="left")
+        .with_columns(ordinal=pl.col("ordinal") - pl.col("_before"))
+        .drop("_before")
+    )
+
+
+def _placed(frame: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (of :func:`_renumbered`) with the ordinals of the whole load."""
+    return (
+        frame.join(first, on="_file", how="left", maintain_order="left")
+        .with_columns(ordinal=pl.col("ordinal") + pl.col("_start"))
+        .drop("_file", "_start")
+    )
+
+
+__all__ = ["file_groups", "lint_in_groups"]

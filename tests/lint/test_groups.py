@@ -1,0 +1,133 @@
+"""Linting several capture files a group at a time (files that share a session together)
+gives the findings of loading them all and linting the lot: the same rows, in the same
+order, with the whole load's ordinals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+from factories import load_generator, load_injector
+from polars.testing import assert_frame_equal
+from typer.testing import CliRunner
+
+import mcptrace
+from mcptrace.cli import app
+from mcptrace.linter import groups, lint, shares
+from mcptrace.linter.groups import file_groups, lint_in_groups
+from mcptrace.loaders import accel
+
+needs_scanner = pytest.mark.skipif(not accel.available(), reason="the C scanner is not built")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The injected capture (every violation kind) cut into files: six holding whole
+    sessions, and two holding the halves of a rotated log (sessions cross them)."""
+    work = tmp_path_factory.mktemp("groups")
+    clean, injected = work / "clean.jsonl", work / "injected.jsonl"
+    load_generator().generate_capture(clean, messages=4_000, seed=5, sessions=24)
+    load_injector().inject_violations(clean, injected, seed=3)
+    out = work / "captures"
+    out.mkdir()
+    by_session: dict[str, list[bytes]] = {}
+    lines = injected.read_bytes().splitlines(keepends=True)
+    for line in lines:
+        try:
+            key = str(orjson.loads(line).get("session"))
+        except orjson.JSONDecodeError:
+            key = "unreadable"
+        by_session.setdefault(key, []).append(line)
+    # lines without a session of their own (unreadable ones among them) go with the
+    # rotated log, whose sessions they then join
+    odd = [key for key in by_session if key in ("unreadable", "None")]
+    names = [key for key in sorted(by_session) if key not in odd]
+    rotated = [line for key in [*names[:3], *odd] for line in by_session[key]]
+    (out / "rotated.1.jsonl").write_bytes(b"".join(rotated[: len(rotated) // 2]))
+    (out / "rotated.2.jsonl").write_bytes(b"".join(rotated[len(rotated) // 2 :]))
+    # the other sessions dealt to six files, each session whole in one of them
+    for i in range(6):
+        dealt = [line for key in names[3 + i :: 6] for line in by_session[key]]
+        (out / f"s{i:03d}.jsonl").write_bytes(b"".join(dealt))
+    return out
+
+
+def _expected(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    trace = mcptrace.load(path)
+    found = lint(trace)
+    pointed = (
+        trace.messages.filter(pl.col("ordinal").is_in(found["ordinal"].implode()))
+        .select("ordinal", "raw")
+        .sort("ordinal")
+    )
+    return found, pointed
+
+
+@needs_scanner
+def test_files_that_share_a_session_are_one_group(folder: Path) -> None:
+    files = sorted(str(p) for p in folder.glob("*.jsonl"))
+    found = file_groups(files)
+    assert found is not None
+    names = [[Path(files[i]).name for i in group] for group in found]
+    assert ["rotated.1.jsonl", "rotated.2.jsonl"] in names
+    assert len(names) == len(files) - 1
+
+
+@needs_scanner
+@pytest.mark.parametrize("split", [False, True])
+def test_groups_find_what_the_whole_load_does(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, split: bool
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    if split:
+        # the single-file groups linted in shares too
+        monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+        monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    seen: list[str] = []
+    done = lint_in_groups(folder, progress=lambda path, i, n: seen.append(Path(path).name))
+    assert done is not None and done.shares == len(list(folder.glob("*.jsonl"))) - 1
+    assert seen[0] == "rotated.1.jsonl"
+    found, pointed = _expected(folder)
+    assert found["code"].n_unique() > 30
+    assert_frame_equal(done.findings, found)
+    assert_frame_equal(done.messages.sort("ordinal"), pointed)
+    assert done.rows == mcptrace.load(folder).messages.height
+
+
+@needs_scanner
+def test_other_formats_or_one_group_are_loaded_whole(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for p in list(folder.glob("s00*.jsonl"))[:3]:
+        (mixed / p.name).write_bytes(p.read_bytes())
+    (mixed / "raw.ndjson").write_bytes(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    assert lint_in_groups(mixed) is None  # raw stdio names its session from the file
+    rotated = sorted(str(p) for p in folder.glob("rotated.*"))
+    assert lint_in_groups(rotated) is None  # one group: nothing to gain
+    assert lint_in_groups(folder / "s000.jsonl") is None
+
+
+@needs_scanner
+def test_the_command_lints_a_folder_in_groups_with_the_same_report(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    calls: list[int] = []
+    real = groups.file_groups
+
+    def counted(files: list[str], tz: str | None = None) -> list[list[int]] | None:
+        calls.append(len(files))
+        return real(files, tz)
+
+    monkeypatch.setattr(groups, "file_groups", counted)
+    runner = CliRunner()
+    grouped = runner.invoke(app, ["lint", str(folder), "--format", "json"])
+    assert calls, "the folder was not linted in groups"
+    whole = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "1"])
+    assert grouped.exit_code == whole.exit_code == 1
+    assert orjson.loads(grouped.output) == orjson.loads(whole.output)
