@@ -30,6 +30,7 @@ import polars as pl
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
 from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, lint_in_shares
+from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
 from mcptrace.schema import FINDINGS
 from mcptrace.trace import PathLike, Trace, expand_paths, input_list, load, plan_files
@@ -63,10 +64,13 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
 
     owner: dict[int, int] = {}
     for i, path in enumerate(files):
-        share_plan = plan(path, 1, LoadContext(source=path, tz=tz))
+        ctx = LoadContext(source=path, tz=tz)
+        share_plan = plan(path, 1, ctx)
         if share_plan is None:
             return None
-        for h in set(share_plan.session.tolist()):
+        # the file's default session too: a file whose every line the loader rejected
+        # would get it, though the light pass read sessions from those lines
+        for h in {*share_plan.session.tolist(), accel.session_hash(ctx.stem)}:
             j = owner.setdefault(int(h), i)
             if j != i:
                 parent[root(i)] = root(j)

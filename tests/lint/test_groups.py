@@ -131,3 +131,26 @@ def test_the_command_lints_a_folder_in_groups_with_the_same_report(
     whole = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "1"])
     assert grouped.exit_code == whole.exit_code == 1
     assert orjson.loads(grouped.output) == orjson.loads(whole.output)
+
+
+@needs_scanner
+def test_a_file_whose_lines_the_loader_rejects_joins_the_files_of_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the light pass reads session s1 from lines whose message is not valid UTF-8; the
+    # loader rejects them, and their rows take the file's default session, its name,
+    # which the other `logs.jsonl` gives its rows too: one session across both files
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    bad = b'{"dir":"c2s","session":"s1","msg":{"jsonrpc":"2.0","id":1,"method":"x\xff"}}\n'
+    good = b'{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}\n'
+    (tmp_path / "a" / "logs.jsonl").write_bytes(good + bad * 3)
+    (tmp_path / "b" / "logs.jsonl").write_bytes(good * 2)
+    (tmp_path / "b" / "other.jsonl").write_bytes(good.replace(b'"dir"', b'"session":"o","dir"'))
+    files = sorted(str(p) for p in tmp_path.rglob("*.jsonl"))
+    assert mcptrace.load(tmp_path).messages["session"].unique().sort().to_list() == ["logs", "o"]
+    assert file_groups(files) == [[0, 1], [2]]
+    done = lint_in_groups(tmp_path)
+    assert done is not None
+    assert_frame_equal(done.findings, lint(mcptrace.load(tmp_path)))
