@@ -338,7 +338,8 @@ def lint_file(
 ) -> pl.DataFrame:
     """The findings of one capture file, equal to ``lint(load(path))``: linted a share of
     its sessions at a time when it is a big mcptrace capture (bounded memory), else
-    loaded whole."""
+    loaded whole. ``path`` may also be a directory: its capture files are then linted a
+    group of files that share sessions at a time (:mod:`mcptrace.linter.groups`)."""
     done = lint_in_shares(
         path,
         shares=shares,
@@ -350,6 +351,18 @@ def lint_file(
         schema_dir=schema_dir,
         allowed_origins=allowed_origins,
     )
+    if done is None and shares is None and format in (None, "capture") and Path(path).is_dir():
+        from mcptrace.linter.groups import lint_in_groups
+
+        done = lint_in_groups(
+            path,
+            tz=tz,
+            select=select,
+            ignore=ignore,
+            revision=revision,
+            schema_dir=schema_dir,
+            allowed_origins=allowed_origins,
+        )
     if done is not None:
         return done.findings
     return lint(

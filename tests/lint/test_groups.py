@@ -154,3 +154,21 @@ def test_a_file_whose_lines_the_loader_rejects_joins_the_files_of_its_name(
     done = lint_in_groups(tmp_path)
     assert done is not None
     assert_frame_equal(done.findings, lint(mcptrace.load(tmp_path)))
+
+
+@needs_scanner
+def test_lint_file_of_a_folder_lints_it_in_groups(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    calls: list[int] = []
+    real = groups.lint_in_groups
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(groups, "lint_in_groups", counted)
+    found = mcptrace.lint_file(folder)
+    assert calls == [1]
+    assert_frame_equal(found, _expected(folder)[0])
