@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -33,7 +34,7 @@ from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, lint_in_shares
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
 from mcptrace.schema import FINDINGS
-from mcptrace.trace import PathLike, Trace, expand_paths, input_list, load, plan_files
+from mcptrace.trace import PathLike, expand_paths, input_list, load, plan_files
 
 
 def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] | None:
@@ -111,35 +112,21 @@ def lint_in_groups(
     groups = file_groups(files, tz)
     if groups is None or len(groups) < 2:
         return None
-    select = list(select) if select is not None else None
-    ignore = list(ignore) if ignore is not None else None
-    origins = list(allowed_origins) if allowed_origins is not None else None
-
-    def lint_trace(trace: Trace) -> pl.DataFrame:
-        return lint(
-            trace,
-            select=select,
-            ignore=ignore,
-            revision=revision,
-            schema_dir=schema_dir,
-            allowed_origins=origins,
-        )
+    # listed once: each group is linted with them
+    chosen: dict[str, Any] = {
+        "select": list(select) if select is not None else None,
+        "ignore": list(ignore) if ignore is not None else None,
+        "revision": revision,
+        "schema_dir": schema_dir,
+        "allowed_origins": list(allowed_origins) if allowed_origins is not None else None,
+    }
 
     def lint_file(path: str) -> FileLint | None:
         def shares(share: int, total: int) -> None:
             if progress is not None:
                 progress(path, share, total)
 
-        return lint_in_shares(
-            path,
-            tz=tz,
-            select=select,
-            ignore=ignore,
-            revision=revision,
-            schema_dir=schema_dir,
-            allowed_origins=origins,
-            progress=shares,
-        )
+        return lint_in_shares(path, tz=tz, progress=shares, **chosen)
 
     rows = [0] * len(files)
     found: list[pl.DataFrame] = []
@@ -163,7 +150,7 @@ def lint_in_groups(
                 rows[i] = int(counts[path])
                 local.append((path, before))
                 before += rows[i]
-            findings = lint_trace(trace)
+            findings = lint(trace, **chosen)
             messages = trace.messages.filter(
                 pl.col("ordinal").is_in(findings["ordinal"].implode())
             ).select("ordinal", "raw", "source")

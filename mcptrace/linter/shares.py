@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -340,39 +340,21 @@ def lint_file(
     its sessions at a time when it is a big mcptrace capture (bounded memory), else
     loaded whole. ``path`` may also be a directory: its capture files are then linted a
     group of files that share sessions at a time (:mod:`mcptrace.linter.groups`)."""
-    done = lint_in_shares(
-        path,
-        shares=shares,
-        format=format,
-        tz=tz,
-        select=select,
-        ignore=ignore,
-        revision=revision,
-        schema_dir=schema_dir,
-        allowed_origins=allowed_origins,
-    )
+    chosen: dict[str, Any] = {
+        "select": select,
+        "ignore": ignore,
+        "revision": revision,
+        "schema_dir": schema_dir,
+        "allowed_origins": allowed_origins,
+    }
+    done = lint_in_shares(path, shares=shares, format=format, tz=tz, **chosen)
     if done is None and shares is None and format in (None, "capture") and Path(path).is_dir():
         from mcptrace.linter.groups import lint_in_groups
 
-        done = lint_in_groups(
-            path,
-            tz=tz,
-            select=select,
-            ignore=ignore,
-            revision=revision,
-            schema_dir=schema_dir,
-            allowed_origins=allowed_origins,
-        )
+        done = lint_in_groups(path, tz=tz, **chosen)
     if done is not None:
         return done.findings
-    return lint(
-        load(path, format=format, tz=tz),
-        select=select,
-        ignore=ignore,
-        revision=revision,
-        schema_dir=schema_dir,
-        allowed_origins=allowed_origins,
-    )
+    return lint(load(path, format=format, tz=tz), **chosen)
 
 
 __all__ = [
