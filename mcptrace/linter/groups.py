@@ -33,6 +33,7 @@ from mcptrace.linter.engine import lint, merge_findings
 from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, lint_in_shares
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
+from mcptrace.loaders.reader import STDIN
 from mcptrace.schema import FINDINGS
 from mcptrace.trace import PathLike, expand_paths, input_list, load, plan_files
 
@@ -101,8 +102,8 @@ def lint_in_groups(
     uncompressed mcptrace capture or cannot be read, or files that all share sessions
     (one group)."""
     files = expand_paths(input_list(paths))
-    if len(files) < 2:
-        return None
+    if len(files) < 2 or STDIN in files:
+        return None  # standard input can be read only once: by the whole load
     try:
         total = sum(os.path.getsize(f) for f in files)
     except OSError:

@@ -172,3 +172,17 @@ def test_lint_file_of_a_folder_lints_it_in_groups(
     found = mcptrace.lint_file(folder)
     assert calls == [1]
     assert_frame_equal(found, _expected(folder)[0])
+
+
+def test_standard_input_among_the_files_is_left_to_the_whole_load(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    first = sorted(folder.glob("s00*.jsonl"))[0]
+    runner = CliRunner()
+    piped = runner.invoke(
+        app, ["lint", "-", str(first), "--format", "json"], input=first.read_bytes()
+    )
+    found = orjson.loads(piped.output)
+    # read once, by the load: both copies of the file are there
+    assert {f["source"] for f in found} == {"-", str(first)}
