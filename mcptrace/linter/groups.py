@@ -21,6 +21,7 @@ not know, so inputs with any other file are loaded whole, as before.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ import polars as pl
 
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
-from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, lint_in_shares
+from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, _detached, lint_in_shares
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.reader import STDIN
@@ -155,6 +156,11 @@ def lint_in_groups(
             messages = trace.messages.filter(
                 pl.col("ordinal").is_in(findings["ordinal"].implode())
             ).select("ordinal", "raw", "source")
+            # the group's table goes before the next is loaded; what is kept of it gets
+            # buffers of its own (a filtered text column still points into the table's)
+            findings, messages = _detached(findings), _detached(messages)
+            del trace
+            gc.collect()
         found.append(_renumbered(findings, local))
         pointed.append(_renumbered(messages.select("ordinal", "raw", *_source(messages)), local))
     # the whole load numbers the files' rows one file after another
