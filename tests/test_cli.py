@@ -273,6 +273,10 @@ def test_a_dash_reads_the_capture_from_standard_input() -> None:
         (f["line"], f["code"]) for f in orjson.loads(from_file.output)
     ]
     assert {f["source"] for f in found} == {"-"}
+    # a capture without session keys of its own takes the name of where it came from
+    stdio = (SAMPLES / "stdio" / "docs-server.ndjson").read_bytes()
+    sessions = runner.invoke(app, ["summary", "--json", "-"], input=stdio)
+    assert [s["session"] for s in orjson.loads(sessions.output)["sessions"]] == ["stdin"]
     # compressed on the way in, and through the streaming commands (which otherwise
     # read big files again from disk by offset)
     packed = gzip.compress(data)

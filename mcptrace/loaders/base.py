@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders.reader import Content
+from mcptrace.loaders.reader import STDIN, Content
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,10 @@ class LoadContext:
 
     @property
     def stem(self) -> str:
-        """File name without directories and capture suffixes, for default session keys."""
+        """File name without directories and capture suffixes, for default session keys
+        (``stdin`` for standard input, the path ``-``)."""
+        if self.source == STDIN:
+            return "stdin"
         name = PurePath(self.source).name
         for suffix in (".gz", ".jsonl", ".ndjson", ".json", ".log", ".txt", ".har"):
             name = name.removesuffix(suffix)
