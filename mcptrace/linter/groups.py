@@ -68,6 +68,9 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
     owner: dict[int, int] = {}
     for i, path in enumerate(files):
         ctx = LoadContext(source=path, tz=tz)
+        # only the file's sessions are kept: a group of one big file is planned again
+        # when its shares are dealt (about 0.3 s for 540 MB), where keeping every
+        # file's plan until its turn would hold 18 bytes a line of all the files at once
         share_plan = plan(path, 1, ctx)
         if share_plan is None:
             return None
