@@ -371,8 +371,13 @@ def _coalesced(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
         if frame is not None and frame.height < _SMALL_FILE_ROWS:
             run.append(frame)
             continue
-        if len(run) > 1 or (run and run[0].n_chunks() > 1):
+        # any column's chunks: a frame's columns can be cut differently (the first one,
+        # which n_chunks() reads, may be whole where the others are not)
+        if len(run) > 1:
             out.append(pl.concat(run, how="vertical", rechunk=True))
+        elif run and max(run[0].n_chunks("all")) > 1:
+            # concat of one frame returns it as it is, rechunk or not
+            out.append(run[0].rechunk())
         else:
             out.extend(run)
         run = []

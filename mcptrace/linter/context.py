@@ -178,17 +178,30 @@ class LintContext:
     def session_code(self) -> pl.Expr:
         """The code (see :attr:`session_names`) of the session named in ``session``."""
         names = self.session_names
+        if names.null_count() == 0 and names.n_unique() == names.len():
+            # an Enum's codes are the names' positions. A cast keeps the column's chunks,
+            # where replace_strict may cut a chunk in two: the frame's columns would then
+            # be cut differently, and realigning them copies the whole frame
+            return (
+                pl.col("session").cast(pl.Enum(names), strict=False).to_physical().cast(pl.UInt32)
+            )
         return pl.col("session").replace_strict(
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
     def _revision_of_session(self) -> pl.Expr:
         """The judged revision of the session whose code is in column ``session``."""
-        revisions = self.session_revisions["revision"]
-        codes = pl.int_range(revisions.len(), dtype=pl.UInt32, eager=True)
-        return pl.col("session").replace_strict(
-            codes, revisions, default=None, return_dtype=pl.String
-        )
+        # a test per revision (there are few) rather than replace_strict, which may cut a
+        # chunk in two: see session_code
+        sessions: dict[str, list[int]] = {}
+        for code, revision in enumerate(self.session_revisions["revision"].to_list()):
+            if revision is not None:
+                sessions.setdefault(revision, []).append(code)
+        judged = pl.lit(None, dtype=pl.String)
+        for revision, codes in sessions.items():
+            chosen = pl.col("session").is_in(pl.Series(codes, dtype=pl.UInt32).implode())
+            judged = pl.when(chosen).then(pl.lit(revision)).otherwise(judged)
+        return judged
 
     @cached_property
     def session_revisions(self) -> pl.DataFrame:

@@ -5,9 +5,10 @@ memory grew with the files' total size: ten 500 MB captures took some 14 GiB. No
 rule relates two sessions, so files that share no session can be linted apart.
 Each file's sessions are found with the C scanner's light pass (the one that plans
 shares, :func:`mcptrace.loaders.partition.plan`); files that share a session (a log
-rotated in the middle of one, say) form one group, which is loaded and linted
-together; a group of one big file is linted a share of its sessions at a time
-(:mod:`mcptrace.linter.shares`). Peak memory then follows the biggest group.
+rotated in the middle of its sessions, say) form one group. A big group is linted a
+share of its sessions at a time (:mod:`mcptrace.linter.shares`), its sessions dealt
+across its files when it has several; a small one is loaded and linted whole. Peak
+memory then follows the biggest share, not the inputs' total size.
 
 The findings are those of linting all the files loaded together, row for row: each
 group's ordinals (numbered within the group) are turned into the ordinals the whole
@@ -24,14 +25,22 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
-from mcptrace.linter.shares import MIN_SHARED_BYTES, FileLint, _detached, lint_in_shares
+from mcptrace.linter.shares import (
+    MIN_SHARED_BYTES,
+    FileLint,
+    LintOptions,
+    _detached,
+    _SharesLint,
+    lint_group_in_shares,
+    lint_in_shares,
+)
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.reader import STDIN
@@ -103,8 +112,8 @@ def lint_in_groups(
 
     None when the inputs should be loaded whole: fewer than two files, less than
     :data:`~mcptrace.linter.shares.MIN_SHARED_BYTES` in all, a file that is not an
-    uncompressed mcptrace capture or cannot be read, or files that all share sessions
-    (one group)."""
+    uncompressed mcptrace capture or cannot be read, or files that form one group too
+    small to cut into shares (nothing to gain)."""
     files = expand_paths(input_list(paths))
     if len(files) < 2 or STDIN in files:
         return None  # standard input can be read only once: by the whole load
@@ -115,23 +124,22 @@ def lint_in_groups(
     if total < MIN_SHARED_BYTES:
         return None
     groups = file_groups(files, tz)
-    if groups is None or len(groups) < 2:
+    if groups is None:
         return None
-    # listed once: each group is linted with them
-    chosen: dict[str, Any] = {
-        "select": list(select) if select is not None else None,
-        "ignore": list(ignore) if ignore is not None else None,
-        "revision": revision,
-        "schema_dir": schema_dir,
-        "allowed_origins": list(allowed_origins) if allowed_origins is not None else None,
-    }
+    options = LintOptions(
+        select=list(select) if select is not None else None,
+        ignore=list(ignore) if ignore is not None else None,
+        revision=revision,
+        schema_dir=schema_dir,
+        allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
+    )
 
-    def lint_file(path: str) -> FileLint | None:
+    def told(path: str) -> Callable[[int, int], None]:
         def shares(share: int, total: int) -> None:
             if progress is not None:
                 progress(path, share, total)
 
-        return lint_in_shares(path, tz=tz, progress=shares, **chosen)
+        return shares
 
     rows = [0] * len(files)
     found: list[pl.DataFrame] = []
@@ -140,22 +148,32 @@ def lint_in_groups(
         members = [files[i] for i in group]
         if progress is not None:
             progress(members[0], n, len(groups))
-        done = lint_file(members[0]) if len(members) == 1 else None
-        if done is not None:
-            rows[group[0]] = done.rows
-            local = [(members[0], 0)]
-            findings, messages = done.findings, done.messages
+        if len(members) == 1:
+            done = lint_in_shares(members[0], tz=tz, progress=told(members[0]), **asdict(options))
+            if done is None and len(groups) == 1:
+                return None
+            shared = (
+                _SharesLint(done.findings, done.messages, [done.rows], done.shares)
+                if done is not None
+                else None
+            )
+        else:
+            # a log rotated in the middle of its sessions: dealt into shares across files
+            shared = lint_group_in_shares(
+                members, tz=tz, options=options, progress=told(members[0])
+            )
+            if shared is None and len(groups) == 1:
+                return None  # one group, loaded together: nothing to gain
+        if shared is not None:
+            counts = shared.rows
+            findings, messages = shared.findings, shared.messages
         else:
             trace = load(members, tz=tz)
             if not trace.errors.is_empty():
                 return None  # a file unreadable now: the whole load reports it
-            counts = dict(zip(trace.sources["source"], trace.sources["rows"], strict=True))
-            local, before = [], 0
-            for i, path in zip(group, members, strict=True):
-                rows[i] = int(counts[path])
-                local.append((path, before))
-                before += rows[i]
-            findings = lint(trace, **chosen)
+            by_source = dict(zip(trace.sources["source"], trace.sources["rows"], strict=True))
+            counts = [int(by_source[path]) for path in members]
+            findings = lint(trace, **asdict(options))
             messages = trace.messages.filter(
                 pl.col("ordinal").is_in(findings["ordinal"].implode())
             ).select("ordinal", "raw", "source")
@@ -164,6 +182,11 @@ def lint_in_groups(
             findings, messages = _detached(findings), _detached(messages)
             del trace
             gc.collect()
+        local, before = [], 0
+        for i, path, count in zip(group, members, counts, strict=True):
+            rows[i] = count
+            local.append((path, before))
+            before += count
         found.append(_renumbered(findings, local))
         pointed.append(_renumbered(messages.select("ordinal", "raw", *_source(messages)), local))
     # the whole load numbers the files' rows one file after another

@@ -21,7 +21,7 @@ import math
 import os
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from mcptrace.loaders import detect, detect_file
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.reader import Content, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
-from mcptrace.trace import Trace, load
+from mcptrace.trace import Trace, _coalesced, _with_ordinals, load
 
 if TYPE_CHECKING:
     import numpy as np
@@ -78,28 +78,42 @@ def shares_for(size: int, lines: int) -> int:
     return max(1, math.ceil(need / SHARE_BUDGET_MIB))
 
 
-def _share_trace(messages: pl.DataFrame, path: str, size: int, lines: int) -> Trace:
+@dataclass(frozen=True)
+class _Member:
+    """One file of what is linted in shares, with the plan of its lines."""
+
+    #: the uncompressed file the plan reads
+    plan: SharePlan
+    #: names the rows' ``source`` (the file as given, when the plan reads its copy)
+    ctx: LoadContext
+    size: int
+
+
+def _share_trace(parts: list[tuple[_Member, pl.DataFrame]]) -> Trace:
+    """The trace of one share: its rows of each file, numbered one file after another as
+    :func:`mcptrace.load` numbers them."""
+    frames, before = [], 0
+    for _, rows in parts:
+        frames.append(_with_ordinals(rows, before))
+        before += rows.height
+    messages = MESSAGES.conform(pl.concat(_coalesced(frames), how="vertical"))
     sources = SOURCES.from_columns(
         {
-            "source": [path],
-            "format": ["capture"],
-            "detected": ["content"],
-            "status": ["ok"],
-            "error": [None],
-            "bytes": [size],
-            "lines": [lines],
-            "rows": [messages.height],
-            "invalid": [int((messages["kind"] == "invalid").sum())],
-            "truncated": [False],
-            "note": [None],
+            "source": [m.ctx.source for m, _ in parts],
+            "format": ["capture"] * len(parts),
+            "detected": ["content"] * len(parts),
+            "status": ["ok"] * len(parts),
+            "error": [None] * len(parts),
+            "bytes": [m.size for m, _ in parts],
+            "lines": [m.plan.lines for m, _ in parts],
+            "rows": [rows.height for _, rows in parts],
+            "invalid": [int((rows["kind"] == "invalid").sum()) for _, rows in parts],
+            "truncated": [False] * len(parts),
+            "note": [None] * len(parts),
         }
     )
     unordered = messages.filter(pl.col("unordered"))["session"].unique().to_list()
-    return Trace(
-        messages=MESSAGES.conform(messages),
-        sources=sources,
-        unordered_sessions=frozenset(unordered),
-    )
+    return Trace(messages=messages, sources=sources, unordered_sessions=frozenset(unordered))
 
 
 @dataclass(frozen=True)
@@ -115,25 +129,29 @@ class LintOptions:
 class _ShareLint:
     #: findings with ``_offset``: their message's place among the rows of its line
     findings: pl.DataFrame
-    #: line, _offset and raw of the messages the findings point at
+    #: source, line, _offset and raw of the messages the findings point at
     messages: pl.DataFrame
-    #: rows of each line of the file (0 for other shares' lines)
-    rows_per_line: np.ndarray
+    #: by file: rows of each of its lines (0 for other shares' lines)
+    rows_per_line: list[np.ndarray]
 
 
-def _lint_share(
-    share_plan: SharePlan, share: int, ctx: LoadContext, size: int, options: LintOptions
-) -> _ShareLint | None:
+def _lint_share(members: list[_Member], share: int, options: LintOptions) -> _ShareLint | None:
     import numpy as np
 
     from mcptrace.loaders.partition import load_share
 
-    messages = load_share(share_plan, share, ctx)
-    if messages.is_empty():
+    parts = [(m, load_share(m.plan, share, m.ctx)) for m in members]
+    rows_per_line = [
+        np.bincount(rows["line"].to_numpy(), minlength=m.plan.lines + 1) for m, rows in parts
+    ]
+    parts = [(m, rows) for m, rows in parts if not rows.is_empty()]
+    if not parts:
         return None
-    rows_per_line = np.bincount(messages["line"].to_numpy(), minlength=share_plan.lines + 1)
+    trace = _share_trace(parts)
+    del parts
+    messages = trace.messages
     findings = lint(
-        _share_trace(messages, ctx.source, size, share_plan.lines),
+        trace,
         select=options.select,
         ignore=options.ignore,
         revision=options.revision,
@@ -142,18 +160,19 @@ def _lint_share(
     )
     # where each finding's message sits among the rows of its line (a batch line has
     # several): the file's ordinal is the line's first plus that
+    place = ["source", "line"]
     first = (
         messages.filter(pl.col("line").is_in(findings["line"].unique().implode()))
-        .group_by("line")
+        .group_by(place)
         .agg(_first=pl.col("ordinal").min())
     )
-    located = findings.join(first, on="line", how="left", maintain_order="left").with_columns(
+    located = findings.join(first, on=place, how="left", maintain_order="left").with_columns(
         _offset=pl.col("ordinal") - pl.col("_first")
     )
     pointed = (
         messages.filter(pl.col("ordinal").is_in(findings["ordinal"].implode()))
-        .join(first, on="line", how="left")
-        .select("line", "raw", _offset=pl.col("ordinal") - pl.col("_first"))
+        .join(first, on=place, how="left")
+        .select("source", "line", "raw", _offset=pl.col("ordinal") - pl.col("_first"))
     )
     return _ShareLint(_detached(located.drop("_first")), _detached(pointed), rows_per_line)
 
@@ -163,6 +182,77 @@ def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     still points into the buffers it came from, here the share's whole capture text."""
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     return frame.with_columns(pl.concat_str(pl.col(name), pl.lit("")).alias(name) for name in text)
+
+
+@dataclass(frozen=True)
+class _SharesLint:
+    """What linting files in shares found, numbered as loading them all numbers rows."""
+
+    findings: pl.DataFrame
+    #: ordinal, raw and source of the messages the findings point at
+    messages: pl.DataFrame
+    #: rows of each file
+    rows: list[int]
+    shares: int
+
+
+def _lint_members(
+    members: list[_Member],
+    shares: int,
+    options: LintOptions,
+    progress: Callable[[int, int], None] | None,
+) -> _SharesLint:
+    """Lint ``members`` (their plans dealt into ``shares`` shares) a share at a time.
+    Raises :class:`~mcptrace.loaders.partition.PlanMismatch` when a file is not as
+    planned."""
+    import numpy as np
+
+    rows_per_line = [np.zeros(m.plan.lines + 1, dtype=np.int64) for m in members]
+    found: list[pl.DataFrame] = []
+    pointed: list[pl.DataFrame] = []
+    for share in range(shares):
+        if progress is not None:
+            progress(share, shares)
+        done = _lint_share(members, share, options)
+        # the share's frames are dropped before the next is loaded; lint keeps some in
+        # reference cycles, which only the collector frees
+        gc.collect()
+        if done is None:
+            continue
+        for i, counted in enumerate(done.rows_per_line):
+            rows_per_line[i] += counted
+        if not done.findings.is_empty():
+            found.append(done.findings)
+            pointed.append(done.messages)
+    rows = [int(counts.sum()) for counts in rows_per_line]
+    # ordinal of each line's first row in the whole load: the rows of the files before
+    # it, then of the lines before it in its file; lines of file i start at bases[i]
+    starts = np.cumsum([0, *rows[:-1]])
+    first_of_line = pl.Series(
+        np.concatenate(
+            [start + np.cumsum(c) - c for start, c in zip(starts, rows_per_line, strict=True)]
+        ),
+        dtype=pl.Int64,
+    )
+    bases = np.cumsum([0, *[len(c) for c in rows_per_line[:-1]]]).tolist()
+    base_of = pl.DataFrame(
+        {"source": [m.ctx.source for m in members], "_base": bases},
+        schema={"source": pl.String, "_base": pl.Int64},
+    )
+
+    def place(frame: pl.DataFrame) -> pl.DataFrame:
+        based = frame.join(base_of, on="source", how="left", maintain_order="left")
+        return based.with_columns(
+            ordinal=first_of_line.gather(based["_base"] + based["line"]) + based["_offset"]
+        ).drop("_offset", "_base")
+
+    findings = merge_findings(place(f) for f in found)
+    messages = (
+        pl.concat([place(p) for p in pointed]).select("ordinal", "raw", "source")
+        if pointed
+        else pl.DataFrame(schema={"ordinal": pl.Int64, "raw": pl.String, "source": pl.String})
+    )
+    return _SharesLint(FINDINGS.conform(findings), messages, rows, shares)
 
 
 def lint_in_shares(
@@ -272,10 +362,8 @@ def _lint_capture(
     if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
         return None
     ctx = LoadContext(source=source, tz=tz)
-    # imported here: they bring NumPy, which a capture too small to share, the usual
+    # imported here: it brings NumPy, which a capture too small to share, the usual
     # case, would pay for at start
-    import numpy as np
-
     from mcptrace.loaders.partition import PlanMismatch, plan
 
     share_plan = plan(
@@ -283,45 +371,62 @@ def _lint_capture(
     )
     if share_plan is None or share_plan.shares < 2:
         return None
-    rows_per_line = np.zeros(share_plan.lines + 1, dtype=np.int64)
-    found: list[pl.DataFrame] = []
-    pointed: list[pl.DataFrame] = []
-    for share in range(share_plan.shares):
-        if progress is not None:
-            progress(share, share_plan.shares)
-        try:
-            done = _lint_share(share_plan, share, ctx, size, options)
-        except PlanMismatch:
-            return None
-        # the share's frames are dropped before the next is loaded; lint keeps some in
-        # reference cycles, which only the collector frees
-        gc.collect()
-        if done is None:
-            continue
-        rows_per_line += done.rows_per_line
-        if not done.findings.is_empty():
-            found.append(done.findings)
-            pointed.append(done.messages)
-    # ordinal of a line's first row in the whole file: the rows of the lines before it
-    first_of_line = pl.Series(np.cumsum(rows_per_line) - rows_per_line, dtype=pl.Int64)
-
-    def place(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.with_columns(
-            ordinal=first_of_line.gather(frame["line"]) + frame["_offset"]
-        ).drop("_offset")
-
-    findings = merge_findings(place(f) for f in found)
-    messages = (
-        pl.concat([place(p) for p in pointed]).select("ordinal", "raw")
-        if pointed
-        else pl.DataFrame(schema={"ordinal": pl.Int64, "raw": pl.String})
-    )
+    member = _Member(share_plan, ctx, size)
+    try:
+        done = _lint_members([member], share_plan.shares, options, progress)
+    except PlanMismatch:
+        return None
     return FileLint(
-        findings=FINDINGS.conform(findings),
-        messages=messages,
-        shares=share_plan.shares,
-        rows=int(rows_per_line.sum()),
+        findings=done.findings,
+        messages=done.messages.select("ordinal", "raw"),
+        shares=done.shares,
+        rows=done.rows[0],
     )
+
+
+def lint_group_in_shares(
+    files: Sequence[str],
+    *,
+    tz: str | None = None,
+    options: LintOptions,
+    progress: Callable[[int, int], None] | None = None,
+) -> _SharesLint | None:
+    """Lint several capture files whose sessions cross from one to another (a log rotated
+    in the middle of its sessions) a share of their sessions at a time, as one file is
+    linted in shares: each session whole in one share, wherever its lines are.
+    ``progress(share, shares)`` is called before each share is loaded.
+
+    The files must be uncompressed mcptrace captures without a byte order mark or a
+    warning, as :func:`~mcptrace.linter.groups.file_groups` checks. The result numbers
+    rows as loading the files together, in this order, does. None when they should be
+    loaded together instead: less than :data:`MIN_SHARED_BYTES` in all, one share would
+    do, a file listed twice, the C scanner not built, or a file not as planned."""
+    if len(set(files)) != len(files):
+        return None  # the whole load reads it twice, with a row for each time
+    try:
+        sizes = [Path(f).stat().st_size for f in files]
+    except OSError:
+        return None
+    if sum(sizes) < MIN_SHARED_BYTES:
+        return None
+    from mcptrace.loaders.partition import PlanMismatch, deal, plan
+
+    contexts = [LoadContext(source=f, tz=tz) for f in files]
+    plans = [plan(f, 1, ctx) for f, ctx in zip(files, contexts, strict=True)]
+    if any(p is None for p in plans):
+        return None
+    planned = [p for p in plans if p is not None]
+    count = shares_for(sum(sizes), sum(p.lines for p in planned))
+    if count < 2:
+        return None
+    members = [
+        _Member(p, ctx, size)
+        for p, ctx, size in zip(deal(planned, count), contexts, sizes, strict=True)
+    ]
+    try:
+        return _lint_members(members, members[0].plan.shares, options, progress)
+    except PlanMismatch:
+        return None
 
 
 def lint_file(
@@ -361,7 +466,9 @@ __all__ = [
     "MIN_SHARED_BYTES",
     "SHARE_BUDGET_MIB",
     "FileLint",
+    "LintOptions",
     "lint_file",
+    "lint_group_in_shares",
     "lint_in_shares",
     "shares_for",
 ]

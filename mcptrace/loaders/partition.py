@@ -31,10 +31,10 @@ import mmap
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -216,6 +216,21 @@ def plan(path: str, shares: int | Callable[[int], int], ctx: LoadContext) -> Sha
     )
 
 
+def deal(plans: Sequence[SharePlan], shares: int) -> list[SharePlan]:
+    """The plans of several files dealt together into ``shares`` shares: the lines of a
+    session that crosses from one file to the next go to one share, whichever file they
+    are in. Sessions are told apart by name hash, as within one file: files naming the
+    same session (or, for their lines without one, with the same file name) share it,
+    as when they are loaded together."""
+    shares = max(1, min(shares, MAX_SHARES))
+    dealt = _deal(np.concatenate([p.session for p in plans]), shares)
+    out, at = [], 0
+    for p in plans:
+        out.append(replace(p, share=dealt[at : at + p.lines], shares=shares))
+        at += p.lines
+    return out
+
+
 def _stamp(path: str) -> tuple[int, int]:
     info = os.stat(path)
     return info.st_size, info.st_mtime_ns
@@ -319,4 +334,12 @@ def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFr
     return join(module, frames, ctx, fill=lambda df: _check_and_fill(df, share_plan, ctx))
 
 
-__all__ = ["MAX_SHARES", "PlanMismatch", "SharePlan", "load_share", "own_session", "plan"]
+__all__ = [
+    "MAX_SHARES",
+    "PlanMismatch",
+    "SharePlan",
+    "deal",
+    "load_share",
+    "own_session",
+    "plan",
+]

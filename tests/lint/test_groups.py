@@ -5,6 +5,7 @@ order, with the whole load's ordinals."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import polars as pl
@@ -108,8 +109,100 @@ def test_other_formats_or_one_group_are_loaded_whole(
     (mixed / "raw.ndjson").write_bytes(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     assert lint_in_groups(mixed) is None  # raw stdio names its session from the file
     rotated = sorted(str(p) for p in folder.glob("rotated.*"))
-    assert lint_in_groups(rotated) is None  # one group: nothing to gain
+    assert lint_in_groups(rotated) is None  # one group, too small to share: nothing to gain
     assert lint_in_groups(folder / "s000.jsonl") is None
+
+
+@needs_scanner
+@pytest.mark.parametrize("count", [2, 3])
+def test_a_rotated_log_is_linted_in_shares_dealt_across_its_files(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "shares_for", lambda size, lines: count)
+    # the whole injected capture, rotated twice: most sessions cross into the next file
+    lines = (folder.parent / "injected.jsonl").read_bytes().splitlines(keepends=True)
+    rotated = []
+    for i in range(3):
+        part = folder.parent / f"rotation.{i}.jsonl"
+        part.write_bytes(b"".join(lines[i * len(lines) // 3 : (i + 1) * len(lines) // 3]))
+        rotated.append(str(part))
+    seen: list[tuple[int, int]] = []
+    done = lint_in_groups(rotated, progress=lambda path, i, n: seen.append((i, n)))
+    assert done is not None
+    # the group, then each of its shares
+    assert seen == [(0, 1), *[(i, count) for i in range(count)]]
+    trace = mcptrace.load(rotated)
+    found = lint(trace)
+    assert found["code"].n_unique() > 30
+    assert_frame_equal(done.findings, found)
+    pointed = trace.messages.filter(pl.col("ordinal").is_in(found["ordinal"].implode()))
+    assert_frame_equal(done.messages.sort("ordinal"), pointed.select("ordinal", "raw"))
+    assert done.rows == trace.messages.height
+
+
+@needs_scanner
+def test_the_command_lints_a_rotated_log_in_shares_with_the_same_report(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    lines = (folder.parent / "injected.jsonl").read_bytes().splitlines(keepends=True)
+    half = len(lines) // 2
+    (tmp_path / "server.log.1").write_bytes(b"".join(lines[:half]))
+    (tmp_path / "server.log.2").write_bytes(b"".join(lines[half:]))
+    calls: list[int] = []
+    real = groups.lint_group_in_shares
+
+    def counted(files: list[str], **kwargs: Any) -> Any:
+        done = real(files, **kwargs)
+        calls.append(done.shares if done is not None else 0)
+        return done
+
+    monkeypatch.setattr(groups, "lint_group_in_shares", counted)
+    runner = CliRunner()
+    shared = runner.invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    assert calls == [2], "the rotated log was not linted in shares"
+    whole = runner.invoke(app, ["lint", str(tmp_path), "--format", "json", "--partitions", "1"])
+    assert shared.exit_code == whole.exit_code == 1
+    assert orjson.loads(shared.output) == orjson.loads(whole.output)
+
+
+@needs_scanner
+def test_sessions_that_cross_files_are_dealt_whole(folder: Path) -> None:
+    from mcptrace.loaders.base import LoadContext
+    from mcptrace.loaders.partition import deal, plan
+
+    rotated = sorted(str(p) for p in folder.glob("rotated.*"))
+    plans = [plan(path, 1, LoadContext(source=path)) for path in rotated]
+    assert all(p is not None for p in plans)
+    dealt = deal([p for p in plans if p is not None], 3)
+    frame = pl.DataFrame(
+        {
+            "session": [h for p in dealt for h in p.session.tolist()],
+            "share": [s for p in dealt for s in p.share.tolist()],
+            "file": [i for i, p in enumerate(dealt) for _ in range(p.lines)],
+        }
+    )
+    per_session = frame.group_by("session").agg(
+        shares=pl.col("share").n_unique(), files=pl.col("file").n_unique()
+    )
+    assert per_session["shares"].max() == 1
+    assert per_session["files"].max() == 2  # some sessions do cross the files
+    assert sorted(frame["share"].unique()) == [0, 1, 2]
+
+
+@needs_scanner
+def test_a_file_listed_twice_is_left_to_the_whole_load(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    twice = [str(folder / "rotated.1.jsonl")] * 2
+    assert lint_in_groups(twice) is None
 
 
 @needs_scanner
