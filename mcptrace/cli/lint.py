@@ -188,11 +188,12 @@ def lint(
             "--partitions",
             min=1,
             max=255,
-            help="Lint one capture file this many shares of its sessions at a time, to "
-            "bound memory (1: load the inputs whole). Same findings either way.  [default: "
-            "for an uncompressed mcptrace capture of 64 MiB or more, as many as keep the "
-            "peak memory under 1 GiB; several such captures, 64 MiB or more in all, a "
-            "group of files that share sessions at a time]",
+            help="Lint a capture file this many shares of its sessions at a time, to "
+            "bound memory (1: load the inputs whole); of several files, each group of "
+            "files sharing sessions that holds 64 MiB or more. Same findings either way.  "
+            "[default: for an uncompressed mcptrace capture of 64 MiB or more, as many as "
+            "keep the peak memory under 1 GiB; several such captures, 64 MiB or more in "
+            "all, a group of files that share sessions at a time]",
             show_default=False,
         ),
     ] = None,
@@ -249,10 +250,11 @@ def lint(
             if len(traces) == 1 and partitions != 1
             else None
         )
-        if in_shares is None and partitions is None and input_format in (None, "capture"):
+        if in_shares is None and partitions != 1 and input_format in (None, "capture"):
             # several capture files: a group of them at a time (files sharing a session)
             in_shares = lint_in_groups(
                 traces,
+                shares=partitions,
                 tz=tz,
                 revision=chosen_revision,
                 schema_dir=chosen_schema_dir,

@@ -98,6 +98,7 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
 def lint_in_groups(
     paths: PathLike | Iterable[PathLike],
     *,
+    shares: int | None = None,
     tz: str | None = None,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
@@ -107,13 +108,18 @@ def lint_in_groups(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> FileLint | None:
     """Lint several capture files a group at a time (see the module docstring); the
-    options are :func:`~mcptrace.linter.lint`'s. ``progress(path, share, shares)`` is
-    called before each group (``path`` its first file) and each share of a big file.
+    options are :func:`~mcptrace.linter.lint`'s. A group of
+    :data:`~mcptrace.linter.shares.MIN_SHARED_BYTES` or more is linted in ``shares``
+    shares (default: as many as keep the peak under 1 GiB; 1 loads the inputs whole);
+    smaller ones are loaded whole. ``progress(path, share, shares)`` is called before
+    each group (``path`` its first file) and each share of a big group.
 
     None when the inputs should be loaded whole: fewer than two files, less than
     :data:`~mcptrace.linter.shares.MIN_SHARED_BYTES` in all, a file that is not an
     uncompressed mcptrace capture or cannot be read, or files that form one group too
     small to cut into shares (nothing to gain)."""
+    if shares == 1:
+        return None
     files = expand_paths(input_list(paths))
     if len(files) < 2 or STDIN in files:
         return None  # standard input can be read only once: by the whole load
@@ -148,8 +154,19 @@ def lint_in_groups(
         members = [files[i] for i in group]
         if progress is not None:
             progress(members[0], n, len(groups))
+        try:
+            big = sum(os.path.getsize(path) for path in members) >= MIN_SHARED_BYTES
+        except OSError:
+            return None
         if len(members) == 1:
-            done = lint_in_shares(members[0], tz=tz, progress=told(members[0]), **asdict(options))
+            # the number of shares asked for is for big groups: a small file is loaded whole
+            done = lint_in_shares(
+                members[0],
+                shares=shares if big else None,
+                tz=tz,
+                progress=told(members[0]),
+                **asdict(options),
+            )
             if done is None and len(groups) == 1:
                 return None
             shared = (
@@ -159,8 +176,12 @@ def lint_in_groups(
             )
         else:
             # a log rotated in the middle of its sessions: dealt into shares across files
-            shared = lint_group_in_shares(
-                members, tz=tz, options=options, progress=told(members[0])
+            shared = (
+                lint_group_in_shares(
+                    members, shares=shares, tz=tz, options=options, progress=told(members[0])
+                )
+                if big
+                else None
             )
             if shared is None and len(groups) == 1:
                 return None  # one group, loaded together: nothing to gain

@@ -271,6 +271,7 @@ def lint_in_shares(
     """Lint one capture file a share of its sessions at a time (``shares`` of them, by
     default :func:`shares_for` its size and lines, for files of :data:`MIN_SHARED_BYTES`
     or more); the options are :func:`~mcptrace.linter.lint`'s.
+    ``shares`` is how many (default: :func:`shares_for` their size and lines);
     ``progress(share, shares)`` is called before each share is loaded.
 
     A gzip-compressed capture is first decompressed, a chunk at a time, into a
@@ -387,6 +388,7 @@ def _lint_capture(
 def lint_group_in_shares(
     files: Sequence[str],
     *,
+    shares: int | None = None,
     tz: str | None = None,
     options: LintOptions,
     progress: Callable[[int, int], None] | None = None,
@@ -407,7 +409,7 @@ def lint_group_in_shares(
         sizes = [Path(f).stat().st_size for f in files]
     except OSError:
         return None
-    if sum(sizes) < MIN_SHARED_BYTES:
+    if (shares is None and sum(sizes) < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
         return None
     from mcptrace.loaders.partition import PlanMismatch, deal, plan
 
@@ -416,7 +418,7 @@ def lint_group_in_shares(
     if any(p is None for p in plans):
         return None
     planned = [p for p in plans if p is not None]
-    count = shares_for(sum(sizes), sum(p.lines for p in planned))
+    count = shares if shares is not None else shares_for(sum(sizes), sum(p.lines for p in planned))
     if count < 2:
         return None
     members = [
@@ -444,7 +446,8 @@ def lint_file(
     """The findings of one capture file, equal to ``lint(load(path))``: linted a share of
     its sessions at a time when it is a big mcptrace capture (bounded memory), else
     loaded whole. ``path`` may also be a directory: its capture files are then linted a
-    group of files that share sessions at a time (:mod:`mcptrace.linter.groups`)."""
+    group of files that share sessions at a time (:mod:`mcptrace.linter.groups`), each
+    big group in ``shares`` shares. ``shares=1`` loads the inputs whole."""
     chosen: dict[str, Any] = {
         "select": select,
         "ignore": ignore,
@@ -453,10 +456,10 @@ def lint_file(
         "allowed_origins": allowed_origins,
     }
     done = lint_in_shares(path, shares=shares, format=format, tz=tz, **chosen)
-    if done is None and shares is None and format in (None, "capture") and Path(path).is_dir():
+    if done is None and shares != 1 and format in (None, "capture") and Path(path).is_dir():
         from mcptrace.linter.groups import lint_in_groups
 
-        done = lint_in_groups(path, tz=tz, **chosen)
+        done = lint_in_groups(path, shares=shares, tz=tz, **chosen)
     if done is not None:
         return done.findings
     return lint(load(path, format=format, tz=tz), **chosen)

@@ -171,6 +171,40 @@ def test_the_command_lints_a_rotated_log_in_shares_with_the_same_report(
 
 
 @needs_scanner
+def test_partitions_applies_to_each_big_group_of_a_folder(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every group counts as big here: each is linted in the three shares asked for
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    asked: list[tuple[str, int | None]] = []
+    single, several = groups.lint_in_shares, groups.lint_group_in_shares
+
+    def one(path: str, **kwargs: Any) -> Any:
+        asked.append(("file", kwargs["shares"]))
+        return single(path, **kwargs)
+
+    def many(files: list[str], **kwargs: Any) -> Any:
+        asked.append(("files", kwargs["shares"]))
+        return several(files, **kwargs)
+
+    monkeypatch.setattr(groups, "lint_in_shares", one)
+    monkeypatch.setattr(groups, "lint_group_in_shares", many)
+    runner = CliRunner()
+    shared = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "3"])
+    assert sorted(asked) == [("file", 3)] * 6 + [("files", 3)]
+    asked.clear()
+    whole = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "1"])
+    assert asked == []
+    assert shared.exit_code == whole.exit_code == 1
+    assert orjson.loads(shared.output) == orjson.loads(whole.output)
+    # lint_file of a folder takes the same number
+    asked.clear()
+    found = mcptrace.lint_file(folder, shares=3)
+    assert sorted(asked) == [("file", 3)] * 6 + [("files", 3)]
+    assert_frame_equal(found, _expected(folder)[0])
+
+
+@needs_scanner
 def test_sessions_that_cross_files_are_dealt_whole(folder: Path) -> None:
     from mcptrace.loaders.base import LoadContext
     from mcptrace.loaders.partition import deal, plan
