@@ -51,8 +51,9 @@ from mcptrace.trace import PathLike, expand_paths, input_list, load, plan_files
 def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] | None:
     """Indexes of ``files`` in groups that share no session, each group in file order,
     the groups in the order of their first file; None when the files cannot be grouped
-    this way (not all uncompressed mcptrace captures, unreadable, or the C scanner is
-    not built)."""
+    this way (not all uncompressed mcptrace captures or empty files, unreadable, or the
+    C scanner is not built). An empty file (a log just rotated, say) is a group of its
+    own: it has no rows, and no format to tell."""
     from mcptrace.loaders.partition import plan
 
     try:
@@ -63,7 +64,9 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
         return None
     for p in plans:
         content = p.content
-        if p.format != "capture" or not content.as_on_disk or content.bom or content.warnings:
+        if p.format != "capture" and not _empty(p.source):
+            return None
+        if not content.as_on_disk or content.bom or content.warnings:
             return None
     # union-find over files, joined by each session hash they share
     parent = list(range(len(files)))
@@ -76,6 +79,8 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
 
     owner: dict[int, int] = {}
     for i, path in enumerate(files):
+        if _empty(path):
+            continue
         ctx = LoadContext(source=path, tz=tz)
         # only the file's sessions are kept: a group of one big file is planned again
         # when its shares are dealt (about 0.3 s for 540 MB), where keeping every
@@ -93,6 +98,13 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
     for i in range(len(files)):
         groups.setdefault(root(i), []).append(i)
     return sorted(groups.values(), key=lambda g: g[0])
+
+
+def _empty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) == 0
+    except OSError:
+        return False  # the load reports it
 
 
 def lint_in_groups(
@@ -155,9 +167,12 @@ def lint_in_groups(
         if progress is not None:
             progress(members[0], n, len(groups))
         try:
-            big = sum(os.path.getsize(path) for path in members) >= MIN_SHARED_BYTES
+            size = sum(os.path.getsize(path) for path in members)
         except OSError:
             return None
+        if size == 0:
+            continue  # an empty file: no rows, nothing to lint
+        big = size >= MIN_SHARED_BYTES
         if len(members) == 1:
             # the number of shares asked for is for big groups: a small file is loaded whole
             done = lint_in_shares(

@@ -205,6 +205,25 @@ def test_partitions_applies_to_each_big_group_of_a_folder(
 
 
 @needs_scanner
+def test_an_empty_file_among_the_captures_is_a_group_of_its_own(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # logrotate leaves an empty file behind; it has no format to tell (raw stdio, by
+    # default), and used to send the whole folder to the whole load
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    for p in [*folder.glob("rotated.*"), *folder.glob("s00[01].jsonl")]:
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    (tmp_path / "rotated.3.jsonl").write_bytes(b"")
+    files = sorted(str(p) for p in tmp_path.glob("*.jsonl"))
+    assert file_groups(files) == [[0, 1], [2], [3], [4]]
+    done = lint_in_groups(files)
+    assert done is not None
+    trace = mcptrace.load(files)
+    assert_frame_equal(done.findings, lint(trace))
+    assert done.rows == trace.messages.height
+
+
+@needs_scanner
 def test_sessions_that_cross_files_are_dealt_whole(folder: Path) -> None:
     from mcptrace.loaders.base import LoadContext
     from mcptrace.loaders.partition import deal, plan
