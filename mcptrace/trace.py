@@ -11,7 +11,7 @@ import glob
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -236,6 +236,22 @@ class FilePlan:
 _STRUCTURAL_SESSION_FORMATS = frozenset({"claude-desktop", "vscode", "mcpjam"})
 
 
+#: a plan keeps the bytes detection read (up to 64 MiB of each file) only up to this
+#: size: every input's plan lives until the last file is loaded, so a directory of forty
+#: 13 MB captures held 0.5 GB more at the peak. A file read by offset from disk is read
+#: again at its turn, which the chunked loaders do for big files anyway.
+_KEPT_BYTES = 1 << 20
+
+
+def _kept(content: Content) -> Content:
+    """``content`` itself when small or not the file's own bytes (decompressed, decoded
+    or read from standard input: they cannot be read again cheaply, or at all), else
+    only its head, marked ``partial``: the loaders then read the file from disk."""
+    if not content.as_on_disk or len(content.data) <= _KEPT_BYTES:
+        return content
+    return replace(content, data=content.data[:_KEPT_BYTES], partial=True, _lines=None)
+
+
 def plan_files(
     files: Sequence[str], *, format: str | None = None
 ) -> tuple[list[FilePlan], list[dict[str, object]]]:
@@ -251,7 +267,7 @@ def plan_files(
                 {"source": path, "status": "error", "error": exc.reason, "truncated": False}
             )
             continue
-        plans.append(FilePlan(source=path, format=name, content=content))
+        plans.append(FilePlan(source=path, format=name, content=_kept(content)))
     _plan_direction_pairs(plans)
     if len(plans) > 1:
         for plan in plans:
@@ -355,35 +371,59 @@ def _with_ordinals(df: pl.DataFrame, first: int) -> pl.DataFrame:
     return df.with_columns(ordinal=pl.int_range(first, first + df.height, dtype=pl.Int64))
 
 
-#: files of fewer rows than this are joined into one chunk with the small files next to
-#: them: a table cut into thousands of small chunks makes every later query pay for each
-#: chunk (a regex is compiled anew for every one), which made a directory of 1,000 small
-#: captures lint in seconds instead of a fraction of one
+#: a file whose chunks hold fewer rows than this, on average, is joined with the small
+#: files next to it into one chunk: a table cut into thousands of small chunks makes
+#: every later query pay for each chunk (a regex is compiled anew for every one), which
+#: made a directory of 1,000 small captures lint in seconds instead of a fraction of one
+_SMALL_CHUNK_ROWS = 4096
+#: rows of each chunk such joined files make (a chunk of every small file of a
+#: directory in one would be copied at once, doubling the text held at that moment)
 _SMALL_FILE_ROWS = 50_000
 
 
+class _Coalescer:
+    """Files' frames, in order, with each run of small ones (see
+    :data:`_SMALL_CHUNK_ROWS`) copied into chunks of about :data:`_SMALL_FILE_ROWS`
+    rows as it fills; the others are kept as they are (their chunks are large, and
+    copying them would cost time and memory)."""
+
+    def __init__(self) -> None:
+        self.done: list[pl.DataFrame] = []
+        self._run: list[pl.DataFrame] = []
+        self._rows = 0
+
+    def add(self, frame: pl.DataFrame) -> None:
+        if frame.height < _SMALL_CHUNK_ROWS * max(frame.n_chunks("all")):
+            self._run.append(frame)
+            self._rows += frame.height
+            if self._rows >= _SMALL_FILE_ROWS:
+                self._flush()
+            return
+        self._flush()
+        self.done.append(frame)
+
+    def _flush(self) -> None:
+        if len(self._run) > 1:
+            self.done.append(pl.concat(self._run, how="vertical", rechunk=True))
+        elif self._run:
+            # concat of one frame returns it as it is, rechunk or not; and a frame's
+            # columns may be cut differently (the first one, which n_chunks() reads,
+            # whole where the others are not)
+            frame = self._run[0]
+            self.done.append(frame.rechunk() if max(frame.n_chunks("all")) > 1 else frame)
+        self._run, self._rows = [], 0
+
+    def frames(self) -> list[pl.DataFrame]:
+        self._flush()
+        return self.done
+
+
 def _coalesced(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
-    """``frames`` with each run of small ones copied into one chunk; big ones are kept as
-    they are (their chunks are large, and copying them would cost memory)."""
-    out: list[pl.DataFrame] = []
-    run: list[pl.DataFrame] = []
-    for frame in [*frames, None]:
-        if frame is not None and frame.height < _SMALL_FILE_ROWS:
-            run.append(frame)
-            continue
-        # any column's chunks: a frame's columns can be cut differently (the first one,
-        # which n_chunks() reads, may be whole where the others are not)
-        if len(run) > 1:
-            out.append(pl.concat(run, how="vertical", rechunk=True))
-        elif run and max(run[0].n_chunks("all")) > 1:
-            # concat of one frame returns it as it is, rechunk or not
-            out.append(run[0].rechunk())
-        else:
-            out.extend(run)
-        run = []
-        if frame is not None:
-            out.append(frame)
-    return out
+    """``frames`` through a :class:`_Coalescer`."""
+    joined = _Coalescer()
+    for frame in frames:
+        joined.add(frame)
+    return joined.frames()
 
 
 def load(
@@ -418,23 +458,25 @@ def load(
     if not files:
         raise UsageError(f"no capture files found in {describe_paths(paths)}")
     plans, source_rows = plan_files(files, format=format)
-    frames: list[pl.DataFrame] = []
+    # small files are joined as they come: each run's files are then dropped as soon
+    # as it is copied
+    frames = _Coalescer()
     records: list[pl.DataFrame] = []
     rows = 0
     for i, plan in enumerate(plans):
         if progress is not None:
             progress(plan.source, i, len(plans))
         df = _load_planned(plan, tz, records, source_rows, forced=format is not None)
-        frames.append(_with_ordinals(df, rows))
+        frames.add(_with_ordinals(df, rows))
         rows += df.height
         del df
-    if not frames:
+    if not plans:
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
         raise CaptureError(describe_paths(paths), f"no capture could be read ({reasons})")
     order = {path: i for i, path in enumerate(files)}
     source_rows.sort(key=lambda r: order[str(r["source"])])
-    messages = MESSAGES.conform(pl.concat(_coalesced(frames), how="vertical"))
-    frames.clear()
+    messages = MESSAGES.conform(pl.concat(frames.frames(), how="vertical"))
+    del frames
     sources = SOURCES.from_columns({c: [r.get(c) for r in source_rows] for c in SOURCES.names})
     # per-direction files, and converted captures of them (their records say so)
     unordered = {p.session for p in plans if p.session is not None}

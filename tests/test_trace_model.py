@@ -328,11 +328,37 @@ def test_a_directory_of_small_captures_is_one_chunk_big_files_keep_theirs(
     assert whole.messages.height == 80
     assert whole.messages.n_chunks() == 1
     assert whole.calls["outcome"].cast(pl.String).to_list() == ["ok"] * 40
-    # a file at least _SMALL_FILE_ROWS long is not copied: its chunks stay
-    monkeypatch.setattr(trace_module, "_SMALL_FILE_ROWS", 2)
+    # small files are joined a run of about _SMALL_FILE_ROWS rows at a time
+    monkeypatch.setattr(trace_module, "_SMALL_FILE_ROWS", 10)
+    runs = mcptrace.load(tmp_path)
+    assert runs.messages.n_chunks() == 8
+    assert runs.messages.equals(whole.messages)
+    # a file whose chunks are big enough is not copied: its chunks stay
+    monkeypatch.setattr(trace_module, "_SMALL_CHUNK_ROWS", 1)
     kept = mcptrace.load(tmp_path)
-    assert kept.messages.n_chunks() > 1
+    assert kept.messages.n_chunks() == 40
     assert kept.messages.equals(whole.messages)
+
+
+def test_a_folder_of_big_files_is_read_from_disk_at_each_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the plans of every input live until the last is loaded: a big file's bytes read
+    # for detection are not kept, only its head, and the loader reads it again
+    import mcptrace.trace as trace_module
+
+    monkeypatch.setattr(trace_module, "_KEPT_BYTES", 64)
+    body = b"".join(
+        orjson.dumps({**rec(req(i, "ping")), "session": "s"}) + b"\n" for i in range(50)
+    )
+    (tmp_path / "a.jsonl").write_bytes(body)
+    (tmp_path / "b.jsonl").write_bytes(b'{"jsonrpc":"2.0","id":1}\n')
+    plans, _ = trace_module.plan_files(sorted(str(p) for p in tmp_path.iterdir()))
+    assert [len(p.content.data) for p in plans] == [64, 25]
+    assert [p.content.partial for p in plans] == [True, False]
+    trace = mcptrace.load(tmp_path)
+    assert trace.sources["bytes"].to_list() == [len(body), 25]
+    assert trace.messages.filter(pl.col("source").str.ends_with("a.jsonl")).height == 50
 
 
 @pytest.mark.parametrize("pure", [False, True])
