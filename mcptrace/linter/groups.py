@@ -17,13 +17,16 @@ files are read.
 
 Only directories (or lists) of mcptrace capture files are linted this way: other
 formats name their sessions from what the loader reads, which the light pass does
-not know, so inputs with any other file are loaded whole, as before.
+not know, so inputs with any other file are loaded whole, as before. Compressed
+captures (a rotated log's older files) are first decompressed into a temporary
+folder, which the light pass and the shares read; their rows keep their own names.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -33,31 +36,37 @@ import polars as pl
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
 from mcptrace.linter.shares import (
+    MAX_GZIP_RATIO,
     MIN_SHARED_BYTES,
     FileLint,
     LintOptions,
     _detached,
     _SharesLint,
+    lint_copy_in_shares,
     lint_group_in_shares,
-    lint_in_shares,
+    looks_like_a_capture,
 )
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
-from mcptrace.loaders.reader import STDIN
+from mcptrace.loaders.reader import STDIN, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS
 from mcptrace.trace import PathLike, expand_paths, input_list, load, plan_files
 
 
-def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] | None:
+def file_groups(
+    files: Sequence[str], tz: str | None = None, *, readable: Sequence[str] | None = None
+) -> list[list[int]] | None:
     """Indexes of ``files`` in groups that share no session, each group in file order,
     the groups in the order of their first file; None when the files cannot be grouped
     this way (not all uncompressed mcptrace captures or empty files, unreadable, or the
     C scanner is not built). An empty file (a log just rotated, say) is a group of its
-    own: it has no rows, and no format to tell."""
+    own: it has no rows, and no format to tell. ``readable`` are the files'
+    uncompressed copies, when some of them are compressed."""
     from mcptrace.loaders.partition import plan
 
+    paths = list(readable) if readable is not None else list(files)
     try:
-        plans, failed = plan_files(files)
+        plans, failed = plan_files(paths)
     except CaptureError:
         return None
     if failed or len(plans) != len(files):
@@ -78,10 +87,11 @@ def file_groups(files: Sequence[str], tz: str | None = None) -> list[list[int]] 
         return i
 
     owner: dict[int, int] = {}
-    for i, path in enumerate(files):
+    for i, path in enumerate(paths):
         if _empty(path):
             continue
-        ctx = LoadContext(source=path, tz=tz)
+        # named as the file given: its name is the default session of its rows
+        ctx = LoadContext(source=files[i], tz=tz)
         # only the file's sessions are kept: a group of one big file is planned again
         # when its shares are dealt (about 0.3 s for 540 MB), where keeping every
         # file's plan until its turn would hold 18 bytes a line of all the files at once
@@ -135,15 +145,21 @@ def lint_in_groups(
     files = expand_paths(input_list(paths))
     if len(files) < 2 or STDIN in files:
         return None  # standard input can be read only once: by the whole load
+    if len(set(files)) != len(files):
+        return None  # a file given twice: the whole load reads it twice
     try:
-        total = sum(os.path.getsize(f) for f in files)
+        packed = [is_gzip(f) for f in files]
+        sizes = [os.path.getsize(f) for f in files]
     except OSError:
         return None
-    if total < MIN_SHARED_BYTES:
+    # a gzip file may hold many times its size: told from its compressed size here,
+    # from the decompressed one once it is decompressed
+    if sum(n * (MAX_GZIP_RATIO if p else 1) for n, p in zip(sizes, packed, strict=True)) < (
+        MIN_SHARED_BYTES
+    ):
         return None
-    groups = file_groups(files, tz)
-    if groups is None:
-        return None
+    if any(p and not looks_like_a_capture(f, None) for f, p in zip(files, packed, strict=True)):
+        return None  # another format: the inputs are loaded whole
     options = LintOptions(
         select=list(select) if select is not None else None,
         ignore=list(ignore) if ignore is not None else None,
@@ -151,6 +167,58 @@ def lint_in_groups(
         schema_dir=schema_dir,
         allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
     )
+    if not any(packed):
+        return _lint_groups(files, files, shares, tz, options, progress)
+    # compressed captures (a rotated log's older files, say) are decompressed into a
+    # temporary folder, a chunk at a time, as lint_in_shares does for one: their light
+    # pass and shares read them there
+    with tempfile.TemporaryDirectory(prefix="mcptrace-") as folder:
+        readable = _decompressed(files, packed, Path(folder))
+        if readable is None:
+            return None
+        return _lint_groups(files, readable, shares, tz, options, progress)
+
+
+def _decompressed(files: list[str], packed: list[bool], folder: Path) -> list[str] | None:
+    """The files, each compressed one replaced by its copy decompressed into ``folder``;
+    None when one cannot be read whole (its warning is the whole load's to report)."""
+    out: list[str] = []
+    for i, (path, is_packed) in enumerate(zip(files, packed, strict=True)):
+        if not is_packed:
+            out.append(path)
+            continue
+        copy = folder / str(i) / Path(path).name.removesuffix(".gz")
+        try:
+            copy.parent.mkdir()
+            with open(path, "rb") as source, open(copy, "wb") as target:
+                written, warning = gunzip_into(source.read, target.write)
+        except OSError:
+            return None
+        if warning is not None or not written:
+            return None
+        out.append(str(copy))
+    return out
+
+
+def _lint_groups(
+    files: list[str],
+    readable: list[str],
+    shares: int | None,
+    tz: str | None,
+    options: LintOptions,
+    progress: Callable[[str, int, int], None] | None,
+) -> FileLint | None:
+    """:func:`lint_in_groups` of ``files``, read from ``readable`` (their uncompressed
+    copies, or themselves)."""
+    try:
+        total = sum(os.path.getsize(f) for f in readable)
+    except OSError:
+        return None
+    if total < MIN_SHARED_BYTES:
+        return None
+    groups = file_groups(files, tz, readable=readable)
+    if groups is None:
+        return None
 
     def told(path: str) -> Callable[[int, int], None]:
         def shares(share: int, total: int) -> None:
@@ -164,10 +232,11 @@ def lint_in_groups(
     pointed: list[pl.DataFrame] = []
     for n, group in enumerate(groups):
         members = [files[i] for i in group]
+        copies = [readable[i] for i in group]
         if progress is not None:
             progress(members[0], n, len(groups))
         try:
-            size = sum(os.path.getsize(path) for path in members)
+            size = sum(os.path.getsize(path) for path in copies)
         except OSError:
             return None
         if size == 0:
@@ -175,12 +244,14 @@ def lint_in_groups(
         big = size >= MIN_SHARED_BYTES
         if len(members) == 1:
             # the number of shares asked for is for big groups: a small file is loaded whole
-            done = lint_in_shares(
+            done = lint_copy_in_shares(
+                copies[0],
                 members[0],
                 shares=shares if big else None,
+                format=None,
                 tz=tz,
+                options=options,
                 progress=told(members[0]),
-                **asdict(options),
             )
             if done is None and len(groups) == 1:
                 return None
@@ -193,7 +264,12 @@ def lint_in_groups(
             # a log rotated in the middle of its sessions: dealt into shares across files
             shared = (
                 lint_group_in_shares(
-                    members, shares=shares, tz=tz, options=options, progress=told(members[0])
+                    members,
+                    readable=copies,
+                    shares=shares,
+                    tz=tz,
+                    options=options,
+                    progress=told(members[0]),
                 )
                 if big
                 else None

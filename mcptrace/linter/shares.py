@@ -53,7 +53,7 @@ MIB_PER_MB, MIB_PER_KILOROW = 0.56, 0.92
 #: capture takes two shares, 0.6 s sooner than three; the short-message one four, 0.70 GiB)
 SHARE_BUDGET_MIB = 640
 #: JSON captures seldom compress more than this: a smaller gzip file is loaded whole
-_MAX_GZIP_RATIO = 16
+MAX_GZIP_RATIO = 16
 #: how much of a gzip file's start is decompressed to tell its format
 _HEAD_BYTES = 1 << 20
 
@@ -271,7 +271,9 @@ def lint_in_shares(
     """Lint one capture file a share of its sessions at a time (``shares`` of them, by
     default :func:`shares_for` its size and lines, for files of :data:`MIN_SHARED_BYTES`
     or more); the options are :func:`~mcptrace.linter.lint`'s.
-    ``shares`` is how many (default: :func:`shares_for` their size and lines);
+    ``readable`` are the files' uncompressed copies, when some are compressed (rows
+    are named by ``files``). ``shares`` is how many (default: :func:`shares_for` their
+    size and lines);
     ``progress(share, shares)`` is called before each share is loaded.
 
     A gzip-compressed capture is first decompressed, a chunk at a time, into a
@@ -290,7 +292,7 @@ def lint_in_shares(
     options = LintOptions(select, ignore, revision, schema_dir, allowed_origins)
 
     def in_shares(readable: str) -> FileLint | None:
-        return _lint_capture(
+        return lint_copy_in_shares(
             readable,
             source,
             shares=shares,
@@ -306,9 +308,9 @@ def lint_in_shares(
         return None
     if not compressed:
         return in_shares(source)
-    if shares is None and Path(source).stat().st_size < MIN_SHARED_BYTES // _MAX_GZIP_RATIO:
+    if shares is None and Path(source).stat().st_size < MIN_SHARED_BYTES // MAX_GZIP_RATIO:
         return None  # small enough to load whole, however well it was compressed
-    if not _looks_like_a_capture(source, format):
+    if not looks_like_a_capture(source, format):
         return None  # not worth decompressing to disk: it is loaded whole
     with tempfile.TemporaryDirectory(prefix="mcptrace-") as folder:
         plain = Path(folder) / Path(source).name.removesuffix(".gz")
@@ -322,7 +324,7 @@ def lint_in_shares(
         return in_shares(str(plain))
 
 
-def _looks_like_a_capture(source: str, format: str | None) -> bool:
+def looks_like_a_capture(source: str, format: str | None) -> bool:
     """Whether the start of the gzip file ``source`` reads as an mcptrace capture (or
     ``format`` says it is one)."""
     if format is not None:
@@ -340,7 +342,7 @@ def _looks_like_a_capture(source: str, format: str | None) -> bool:
         return False
 
 
-def _lint_capture(
+def lint_copy_in_shares(
     readable: str,
     source: str,
     *,
@@ -351,7 +353,8 @@ def _lint_capture(
     progress: Callable[[int, int], None] | None,
 ) -> FileLint | None:
     """:func:`lint_in_shares` of the uncompressed file ``readable``, whose rows and findings
-    name ``source`` (the file as given, when ``readable`` is its decompressed copy)."""
+    name ``source`` (the file as given, when ``readable`` is its decompressed copy, or
+    ``readable`` itself)."""
     try:
         name, content = detect_file(readable, format=format)
     except CaptureError:
@@ -388,6 +391,7 @@ def _lint_capture(
 def lint_group_in_shares(
     files: Sequence[str],
     *,
+    readable: Sequence[str] | None = None,
     shares: int | None = None,
     tz: str | None = None,
     options: LintOptions,
@@ -405,8 +409,9 @@ def lint_group_in_shares(
     do, a file listed twice, the C scanner not built, or a file not as planned."""
     if len(set(files)) != len(files):
         return None  # the whole load reads it twice, with a row for each time
+    paths = list(readable) if readable is not None else list(files)
     try:
-        sizes = [Path(f).stat().st_size for f in files]
+        sizes = [Path(f).stat().st_size for f in paths]
     except OSError:
         return None
     if (shares is None and sum(sizes) < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
@@ -414,7 +419,7 @@ def lint_group_in_shares(
     from mcptrace.loaders.partition import PlanMismatch, deal, plan
 
     contexts = [LoadContext(source=f, tz=tz) for f in files]
-    plans = [plan(f, 1, ctx) for f, ctx in zip(files, contexts, strict=True)]
+    plans = [plan(f, 1, ctx) for f, ctx in zip(paths, contexts, strict=True)]
     if any(p is None for p in plans):
         return None
     planned = [p for p in plans if p is not None]
@@ -466,12 +471,15 @@ def lint_file(
 
 
 __all__ = [
+    "MAX_GZIP_RATIO",
     "MIN_SHARED_BYTES",
     "SHARE_BUDGET_MIB",
     "FileLint",
     "LintOptions",
+    "lint_copy_in_shares",
     "lint_file",
     "lint_group_in_shares",
     "lint_in_shares",
+    "looks_like_a_capture",
     "shares_for",
 ]

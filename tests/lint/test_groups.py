@@ -4,6 +4,7 @@ order, with the whole load's ordinals."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -177,17 +178,17 @@ def test_partitions_applies_to_each_big_group_of_a_folder(
     # every group counts as big here: each is linted in the three shares asked for
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
     asked: list[tuple[str, int | None]] = []
-    single, several = groups.lint_in_shares, groups.lint_group_in_shares
+    single, several = groups.lint_copy_in_shares, groups.lint_group_in_shares
 
-    def one(path: str, **kwargs: Any) -> Any:
+    def one(readable: str, source: str, **kwargs: Any) -> Any:
         asked.append(("file", kwargs["shares"]))
-        return single(path, **kwargs)
+        return single(readable, source, **kwargs)
 
     def many(files: list[str], **kwargs: Any) -> Any:
         asked.append(("files", kwargs["shares"]))
         return several(files, **kwargs)
 
-    monkeypatch.setattr(groups, "lint_in_shares", one)
+    monkeypatch.setattr(groups, "lint_copy_in_shares", one)
     monkeypatch.setattr(groups, "lint_group_in_shares", many)
     runner = CliRunner()
     shared = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "3"])
@@ -221,6 +222,39 @@ def test_an_empty_file_among_the_captures_is_a_group_of_its_own(
     trace = mcptrace.load(files)
     assert_frame_equal(done.findings, lint(trace))
     assert done.rows == trace.messages.height
+
+
+@needs_scanner
+@pytest.mark.parametrize("split", [False, True])
+def test_compressed_captures_are_grouped_from_their_decompressed_copies(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: bool
+) -> None:
+    # logrotate compresses a log's older files: the folder is still linted in groups,
+    # and the findings name the compressed files as the whole load does
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    if split:
+        monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+        monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    for p in [*folder.glob("rotated.*"), *folder.glob("s00[01].jsonl")]:
+        data = p.read_bytes()
+        if p.name in ("rotated.1.jsonl", "s001.jsonl"):
+            (tmp_path / f"{p.name}.gz").write_bytes(gzip.compress(data))
+        else:
+            (tmp_path / p.name).write_bytes(data)
+    seen: list[str] = []
+    done = lint_in_groups(tmp_path, progress=lambda path, i, n: seen.append(Path(path).name))
+    assert done is not None
+    assert "rotated.1.jsonl.gz" in seen and "s001.jsonl.gz" in seen
+    trace = mcptrace.load(tmp_path)
+    found = lint(trace)
+    assert found.filter(pl.col("source").str.ends_with(".gz")).height > 0
+    assert_frame_equal(done.findings, found)
+    assert done.rows == trace.messages.height
+    # a compressed file of another format sends the inputs to the whole load
+    (tmp_path / "raw.ndjson.gz").write_bytes(
+        gzip.compress(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    )
+    assert lint_in_groups(tmp_path) is None
 
 
 @needs_scanner
@@ -266,9 +300,9 @@ def test_the_command_lints_a_folder_in_groups_with_the_same_report(
     calls: list[int] = []
     real = groups.file_groups
 
-    def counted(files: list[str], tz: str | None = None) -> list[list[int]] | None:
+    def counted(files: list[str], tz: str | None = None, **kwargs: Any) -> list[list[int]] | None:
         calls.append(len(files))
-        return real(files, tz)
+        return real(files, tz, **kwargs)
 
     monkeypatch.setattr(groups, "file_groups", counted)
     runner = CliRunner()
