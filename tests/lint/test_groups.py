@@ -5,6 +5,7 @@ order, with the whole load's ordinals."""
 from __future__ import annotations
 
 import gzip
+import random
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +256,42 @@ def test_compressed_captures_are_grouped_from_their_decompressed_copies(
         gzip.compress(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     )
     assert lint_in_groups(tmp_path) is None
+
+
+@needs_scanner
+@pytest.mark.parametrize("seed", range(4))
+def test_random_cuts_of_a_capture_lint_as_the_whole_load_does(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # the injected capture cut at random lines into files, some compressed, some empty,
+    # linted in a random number of shares: always the whole load's findings
+    rng = random.Random(seed)
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+    count = rng.choice([None, 2, 3, 5])
+    if count is not None:
+        monkeypatch.setattr(shares, "shares_for", lambda size, lines: count)
+    lines = (folder.parent / "injected.jsonl").read_bytes().splitlines(keepends=True)
+    cuts = sorted(rng.sample(range(1, len(lines)), rng.randint(1, 6)))
+    for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(lines)], strict=True)):
+        data = b"".join(lines[a:b])
+        name = tmp_path / f"log.{i:02d}.jsonl"
+        if rng.random() < 0.3:
+            (tmp_path / f"{name.name}.gz").write_bytes(gzip.compress(data))
+        else:
+            name.write_bytes(data)
+    if rng.random() < 0.5:
+        (tmp_path / "log.99.jsonl").write_bytes(b"")
+    trace = mcptrace.load(tmp_path)
+    found = lint(trace)
+    done = lint_in_groups(tmp_path)
+    if done is None:  # every file in one group, linted whole: nothing to compare
+        assert count is None
+        return
+    assert_frame_equal(done.findings, found)
+    pointed = trace.messages.filter(pl.col("ordinal").is_in(found["ordinal"].implode()))
+    assert_frame_equal(done.messages.sort("ordinal"), pointed.select("ordinal", "raw"))
+    assert done.rows == trace.messages.height
 
 
 @needs_scanner
