@@ -1,7 +1,8 @@
 """``mcptrace.load``: capture files in, a :class:`Trace` of tables out.
 
 A trace is the messages table of every input file (in the order the files were
-given, then line order), plus the per-file ``sources`` table. The calls and
+given, a directory's in name order but a rotated log's oldest first; then line order),
+plus the per-file ``sources`` table. The calls and
 sessions tables are derived on first access and cached.
 """
 
@@ -53,24 +54,71 @@ def describe_paths(paths: PathLike | Iterable[PathLike]) -> str:
 
 
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
-    """Files named by ``paths``: files as given, directories recursively, globs expanded."""
+    """Files named by ``paths``: files as given, directories recursively and globs
+    expanded, each in name order except for rotated logs (see :func:`rotation_order`)."""
     items = input_list(paths)
     out: list[str] = []
     for item in items:
         text = os.fspath(item)
         if Path(text).is_dir():
             out.extend(
-                str(p)
-                for p in sorted(Path(text).rglob("*"))
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(text).parts)
-                and p.name != "README.md"
+                rotation_order(
+                    [
+                        str(p)
+                        for p in sorted(Path(text).rglob("*"))
+                        if p.is_file()
+                        and not any(part.startswith(".") for part in p.relative_to(text).parts)
+                        and p.name != "README.md"
+                    ]
+                )
             )
         elif _GLOB_CHARS.search(text) and not Path(text).exists():
-            out.extend(sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file()))
+            out.extend(
+                rotation_order(
+                    sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
+                )
+            )
         else:
             out.append(text)
     return list(dict.fromkeys(out))
+
+
+#: a rotated log's older files: ``x.log.1``, ``x.log.2.gz`` (logrotate, Python's
+#: RotatingFileHandler) or, with logrotate's dateext, ``x.log-20261201.gz``
+_ROTATED = re.compile(r"^(?P<base>.+?)(?:\.(?P<n>\d{1,6})|-(?P<date>\d{8}(?:\d{2,6})?))(?:\.gz)?$")
+
+
+def rotation_order(paths: list[str]) -> list[str]:
+    """``paths`` (in name order) with the files of each rotated log put oldest first.
+
+    By name, a rotated log reads newest first: ``x.log`` (the file being written) sorts
+    before ``x.log.1``, which holds what came just before it, and ``x.log.2.gz`` holds
+    older messages still. Loaded in that order, a session that crossed a rotation would
+    have its end before its start (responses before their requests). The files of a
+    log (of one folder) are put in the order they were written: dated ones by date,
+    then numbered ones from the highest number, then the log's own file. They take the
+    places the log's files had in ``paths``; every other file keeps its place.
+    """
+    families: dict[tuple[str, str], list[int]] = {}
+    age: dict[int, tuple[int, str, int]] = {}
+    for i, path in enumerate(paths):
+        p = Path(path)
+        m = _ROTATED.match(p.name)
+        if m is not None:
+            families.setdefault((str(p.parent), m["base"]), []).append(i)
+            age[i] = (0, m["date"], 0) if m["date"] else (1, "", -int(m["n"]))
+    for i, path in enumerate(paths):
+        p = Path(path)
+        family = families.get((str(p.parent), p.name.removesuffix(".gz")))
+        if family is not None and i not in age:
+            family.append(i)
+            age[i] = (2, "", 0)
+    out = list(paths)
+    for members in families.values():
+        if len(members) > 1:
+            for slot, i in zip(sorted(members), sorted(members, key=age.__getitem__), strict=True):
+                out[slot] = paths[i]
+    return out
 
 
 @dataclass

@@ -23,3 +23,20 @@ def test_bench_files_runs_and_finds_the_same_on_both_inputs(tmp_path: Path) -> N
     assert 1 < report["files"] <= 12
     assert report["same_findings"] is True
     assert report["one_file_s"] > 0 and report["directory_s"] > 0
+
+
+def test_bench_rotated_runs_and_finds_the_same_on_every_input(tmp_path: Path) -> None:
+    script = ROOT / "benchmarks" / "bench_rotated.py"
+    args = ["--messages", "600", "--files", "3", "--repeat", "1", "--partitions", "2"]
+    done = subprocess.run(
+        [sys.executable, str(script), *args, "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads((tmp_path / "bench_rotated.json").read_bytes())
+    assert report["files"] == 3 and report["compressed_files"] == 2
+    assert report["findings"] > 0
+    assert report["same_findings"] is True
+    assert report["rotated_peak_mib"] > 0 and report["one_file_s"] > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from factories import WriteLines, err, note, rec, req, res, ts
 import mcptrace
 from mcptrace.errors import CaptureError, UsageError
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
+from mcptrace.trace import expand_paths
 
 
 def _init(session: str = "s1", version: str = "2025-11-25") -> list[dict[str, object]]:
@@ -387,3 +389,51 @@ def test_times_without_a_zone_are_read_as_local_wall_clock_times(
     lisbon = mcptrace.load(path, tz="Europe/Lisbon").messages["ts"].to_list()
     assert lisbon[0].isoformat() == "2026-09-14T08:30:00+00:00"  # WEST is UTC+1
     assert lisbon[2].isoformat() == "2026-09-14T09:30:01+00:00"  # a zone given is kept
+
+
+def test_a_rotated_log_is_read_oldest_file_first() -> None:
+    from mcptrace.trace import rotation_order
+
+    listed = [
+        "d/a.jsonl",
+        "d/capture.jsonl",
+        "d/capture.jsonl.1",
+        "d/capture.jsonl.2.gz",
+        "d/capture.jsonl.10.gz",
+        "d/z.log",
+        "d/z.log-20261130.gz",
+        "d/z.log-20261201",
+        "e/capture.jsonl.1",
+        "e/session.jsonl",
+    ]
+    assert rotation_order(listed) == [
+        "d/a.jsonl",
+        "d/capture.jsonl.10.gz",
+        "d/capture.jsonl.2.gz",
+        "d/capture.jsonl.1",
+        "d/capture.jsonl",
+        "d/z.log-20261130.gz",
+        "d/z.log-20261201",
+        "d/z.log",
+        "e/capture.jsonl.1",
+        "e/session.jsonl",
+    ]
+
+
+def test_a_session_that_crossed_a_rotation_reads_forwards(tmp_path: Path) -> None:
+    # logrotate: capture.jsonl is being written, capture.jsonl.1.gz came before it; in
+    # name order the response would come before its request
+    first = orjson.dumps({**rec(req(1, "tools/list")), "session": "s"}) + b"\n"
+    second = orjson.dumps({**rec(res(1, {"tools": []}), dir="s2c"), "session": "s"}) + b"\n"
+    (tmp_path / "capture.jsonl.1.gz").write_bytes(gzip.compress(first))
+    (tmp_path / "capture.jsonl").write_bytes(second)
+    trace = mcptrace.load(tmp_path)
+    assert [Path(s).name for s in trace.sources["source"]] == [
+        "capture.jsonl.1.gz",
+        "capture.jsonl",
+    ]
+    assert trace.calls["outcome"].cast(pl.String).to_list() == ["ok"]
+    assert [Path(p).name for p in expand_paths(str(tmp_path / "capture.jsonl*"))] == [
+        "capture.jsonl.1.gz",
+        "capture.jsonl",
+    ]
