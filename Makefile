@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_lint.py
 	$(BIN)/python benchmarks/bench_files.py
+	$(BIN)/python benchmarks/bench_rotated.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -28,6 +28,7 @@ import gc
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from mcptrace.linter.shares import (
 )
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import LoadContext
+from mcptrace.loaders.chunked import workers
 from mcptrace.loaders.reader import STDIN, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS
 from mcptrace.trace import PathLike, expand_paths, input_list, load, plan_files
@@ -182,11 +184,11 @@ def lint_in_groups(
 def _decompressed(files: list[str], packed: list[bool], folder: Path) -> list[str] | None:
     """The files, each compressed one replaced by its copy decompressed into ``folder``;
     None when one cannot be read whole (its warning is the whole load's to report)."""
-    out: list[str] = []
-    for i, (path, is_packed) in enumerate(zip(files, packed, strict=True)):
-        if not is_packed:
-            out.append(path)
-            continue
+
+    def unpack(i: int) -> str | None:
+        path = files[i]
+        if not packed[i]:
+            return path
         copy = folder / str(i) / Path(path).name.removesuffix(".gz")
         try:
             copy.parent.mkdir()
@@ -194,10 +196,14 @@ def _decompressed(files: list[str], packed: list[bool], folder: Path) -> list[st
                 written, warning = gunzip_into(source.read, target.write)
         except OSError:
             return None
-        if warning is not None or not written:
-            return None
-        out.append(str(copy))
-    return out
+        return str(copy) if warning is None and written else None
+
+    # zlib lets go of the GIL while it inflates: one file per core
+    with ThreadPoolExecutor(max_workers=max(1, min(workers(), sum(packed)))) as pool:
+        out = list(pool.map(unpack, range(len(files))))
+    if any(path is None for path in out):
+        return None
+    return [path for path in out if path is not None]
 
 
 def _lint_groups(
