@@ -314,7 +314,11 @@ def _lint_groups(
         at += count
     first = pl.DataFrame({"_file": list(starts), "_start": list(starts.values())})
     findings = merge_findings(_placed(f, first) for f in found)
-    messages = pl.concat([_placed(p, first).select("ordinal", "raw") for p in pointed])
+    messages = (
+        pl.concat([_placed(p, first).select("ordinal", "raw") for p in pointed])
+        if pointed
+        else pl.DataFrame(schema={"ordinal": pl.Int64, "raw": pl.String})
+    )
     return FileLint(
         findings=FINDINGS.conform(findings), messages=messages, shares=len(groups), rows=at
     )

@@ -271,9 +271,6 @@ def lint_in_shares(
     """Lint one capture file a share of its sessions at a time (``shares`` of them, by
     default :func:`shares_for` its size and lines, for files of :data:`MIN_SHARED_BYTES`
     or more); the options are :func:`~mcptrace.linter.lint`'s.
-    ``readable`` are the files' uncompressed copies, when some are compressed (rows
-    are named by ``files``). ``shares`` is how many (default: :func:`shares_for` their
-    size and lines);
     ``progress(share, shares)`` is called before each share is loaded.
 
     A gzip-compressed capture is first decompressed, a chunk at a time, into a
@@ -400,11 +397,14 @@ def lint_group_in_shares(
     """Lint several capture files whose sessions cross from one to another (a log rotated
     in the middle of its sessions) a share of their sessions at a time, as one file is
     linted in shares: each session whole in one share, wherever its lines are.
-    ``progress(share, shares)`` is called before each share is loaded.
+    ``readable`` are the files' uncompressed copies, when some are compressed (rows are
+    named by ``files``). ``shares`` is how many (default: :func:`shares_for` their size
+    and lines); ``progress(share, shares)`` is called before each share is loaded.
 
-    The files must be uncompressed mcptrace captures without a byte order mark or a
-    warning, as :func:`~mcptrace.linter.groups.file_groups` checks. The result numbers
-    rows as loading the files together, in this order, does. None when they should be
+    The files (or their copies) must be uncompressed mcptrace captures without a byte
+    order mark or a warning, as :func:`~mcptrace.linter.groups.file_groups` checks. The
+    result numbers rows as loading the files together, in this order, does. None when
+    they should be
     loaded together instead: less than :data:`MIN_SHARED_BYTES` in all, one share would
     do, a file listed twice, the C scanner not built, or a file not as planned."""
     if len(set(files)) != len(files):
