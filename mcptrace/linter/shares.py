@@ -404,9 +404,9 @@ def lint_group_in_shares(
     The files (or their copies) must be uncompressed mcptrace captures without a byte
     order mark or a warning, as :func:`~mcptrace.linter.groups.file_groups` checks. The
     result numbers rows as loading the files together, in this order, does. None when
-    they should be
-    loaded together instead: less than :data:`MIN_SHARED_BYTES` in all, one share would
-    do, a file listed twice, the C scanner not built, or a file not as planned."""
+    they should be loaded together instead: less than :data:`MIN_SHARED_BYTES` in all,
+    one share would do, a file listed twice, the C scanner not built, or a file not as
+    planned."""
     if len(set(files)) != len(files):
         return None  # the whole load reads it twice, with a row for each time
     paths = list(readable) if readable is not None else list(files)
