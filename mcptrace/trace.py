@@ -301,10 +301,10 @@ def _kept(content: Content) -> Content:
 
 
 def plan_files(
-    files: Sequence[str], *, format: str | None = None
+    files: Sequence[str], *, format: str | None = None, among_others: bool = False
 ) -> tuple[list[FilePlan], list[dict[str, object]]]:
     """Detect every file's format and decide session keys; unreadable files are returned
-    as ``sources`` rows with the reason."""
+    as ``sources`` rows with the reason. ``among_others``: see :func:`load`."""
     plans: list[FilePlan] = []
     failed: list[dict[str, object]] = []
     for path in files:
@@ -317,7 +317,7 @@ def plan_files(
             continue
         plans.append(FilePlan(source=path, format=name, content=_kept(content)))
     _plan_direction_pairs(plans)
-    if len(plans) > 1:
+    if len(plans) > 1 or among_others:
         for plan in plans:
             if plan.format in _STRUCTURAL_SESSION_FORMATS:
                 plan.prefix = Path(plan.source).name
@@ -480,6 +480,7 @@ def load(
     format: str | None = None,
     tz: str | None = None,
     progress: ProgressCallback | None = None,
+    among_others: bool = False,
 ) -> Trace:
     """Load capture files into a :class:`Trace`.
 
@@ -495,6 +496,11 @@ def load(
         it such times are read as UTC. Either way they are marked ``local``.
     progress
         Called as ``progress(path, index, total)`` before each file.
+    among_others
+        The files are a part of larger inputs loaded a part at a time (as ``mcptrace
+        lint`` loads a big folder): sessions named from a file's structure (Claude
+        Desktop, VS Code, MCPJam) then get the file's name as a prefix even when only
+        one file is given, as they do when several files are loaded together.
 
     Files that cannot be read are listed in ``Trace.sources`` with the reason;
     :class:`~mcptrace.errors.CaptureError` is raised only when no file could be read.
@@ -505,7 +511,7 @@ def load(
     files = expand_paths(paths)
     if not files:
         raise UsageError(f"no capture files found in {describe_paths(paths)}")
-    plans, source_rows = plan_files(files, format=format)
+    plans, source_rows = plan_files(files, format=format, among_others=among_others)
     # small files are joined as they come: each run's files are then dropped as soon
     # as it is copied
     frames = _Coalescer()

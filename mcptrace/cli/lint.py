@@ -13,6 +13,7 @@ reporter and maps the result to an exit code, as ruff does:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -46,7 +47,6 @@ from mcptrace.linter.groups import lint_in_groups
 from mcptrace.linter.shares import lint_in_shares
 from mcptrace.protocol import is_known_revision
 from mcptrace.reporters import REPORTERS, ReportContext
-from mcptrace.trace import Trace
 
 
 class ReportFormat(StrEnum):
@@ -263,6 +263,7 @@ def lint(
             )
         if in_shares is not None:
             findings, messages, input_status = in_shares.findings, in_shares.messages, 0
+            _note_call_only(in_shares.call_only_sessions)
         else:
             trace = load_or_exit(traces, input_format, tz)
             findings = run_lint(
@@ -270,7 +271,7 @@ def lint(
             )
             messages = trace.messages
             input_status = report_input_errors(trace)
-            _note_call_only(trace)
+            _note_call_only(trace.call_only_sessions)
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc
     finally:
@@ -313,8 +314,7 @@ def lint(
     raise typer.Exit(1 if failing(findings, level) else 0)
 
 
-def _note_call_only(trace: Trace) -> None:
-    call_only = trace.call_only_sessions
+def _note_call_only(call_only: Sequence[str]) -> None:
     if call_only:
         typer.echo(
             f"note: {len(call_only)} session(s) have only call-level records (OpenTelemetry "

@@ -15,9 +15,9 @@ group's ordinals (numbered within the group) are turned into the ordinals the wh
 load gives, which number the files' rows one file after another in the order the
 files are read.
 
-Only directories (or lists) of mcptrace capture files are linted this way: other
-formats name their sessions from what the loader reads, which the light pass does
-not know, so inputs with any other file are loaded whole, as before. Compressed
+Files of other formats name their sessions from what their loader reads, which the
+light pass does not know: they are loaded first, together, and the captures that
+share a session with them join their group, which is loaded whole. Compressed
 captures (a rotated log's older files) are first decompressed into a temporary
 folder, which the light pass and the shares read; their rows keep their own names.
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -52,20 +52,27 @@ from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.chunked import workers
 from mcptrace.loaders.reader import STDIN, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS
-from mcptrace.trace import PathLike, expand_paths, input_list, load, plan_files
+from mcptrace.trace import PathLike, Trace, expand_paths, input_list, load, plan_files
 
 
 def file_groups(
-    files: Sequence[str], tz: str | None = None, *, readable: Sequence[str] | None = None
+    files: Sequence[str],
+    tz: str | None = None,
+    *,
+    readable: Sequence[str] | None = None,
+    joined: Mapping[int, Iterable[str]] | None = None,
 ) -> list[list[int]] | None:
     """Indexes of ``files`` in groups that share no session, each group in file order,
     the groups in the order of their first file; None when the files cannot be grouped
     this way (not all uncompressed mcptrace captures or empty files, unreadable, or the
     C scanner is not built). An empty file (a log just rotated, say) is a group of its
     own: it has no rows, and no format to tell. ``readable`` are the files'
-    uncompressed copies, when some of them are compressed."""
+    uncompressed copies, when some of them are compressed. ``joined`` are files of
+    other formats, with the sessions loading them gave: they are one group, with every
+    capture that shares a session with any of them."""
     from mcptrace.loaders.partition import plan
 
+    others = dict(joined) if joined is not None else {}
     paths = list(readable) if readable is not None else list(files)
     try:
         plans, failed = plan_files(paths)
@@ -73,7 +80,9 @@ def file_groups(
         return None
     if failed or len(plans) != len(files):
         return None
-    for p in plans:
+    for i, p in enumerate(plans):
+        if i in others:
+            continue  # loaded whole, by its own loader
         content = p.content
         if p.format != "capture" and not _empty(p.source):
             return None
@@ -89,8 +98,20 @@ def file_groups(
         return i
 
     owner: dict[int, int] = {}
+
+    def share(i: int, hashes: Iterable[int]) -> None:
+        for h in hashes:
+            j = owner.setdefault(int(h), i)
+            if j != i:
+                parent[root(i)] = root(j)
+
+    if others:
+        first = min(others)
+        for i, sessions in others.items():
+            parent[root(i)] = root(first)
+            share(i, {accel.session_hash(name) for name in sessions})
     for i, path in enumerate(paths):
-        if _empty(path):
+        if _empty(path) or i in others:
             continue
         # named as the file given: its name is the default session of its rows
         ctx = LoadContext(source=files[i], tz=tz)
@@ -102,10 +123,7 @@ def file_groups(
             return None
         # the file's default session too: a file whose every line the loader rejected
         # would get it, though the light pass read sessions from those lines
-        for h in {*share_plan.session.tolist(), accel.session_hash(ctx.stem)}:
-            j = owner.setdefault(int(h), i)
-            if j != i:
-                parent[root(i)] = root(j)
+        share(i, {*share_plan.session.tolist(), accel.session_hash(ctx.stem)})
     groups: dict[int, list[int]] = {}
     for i in range(len(files)):
         groups.setdefault(root(i), []).append(i)
@@ -138,10 +156,10 @@ def lint_in_groups(
     smaller ones are loaded whole. ``progress(path, share, shares)`` is called before
     each group (``path`` its first file) and each share of a big group.
 
-    None when the inputs should be loaded whole: fewer than two files, less than
-    :data:`~mcptrace.linter.shares.MIN_SHARED_BYTES` in all, a file that is not an
-    uncompressed mcptrace capture or cannot be read, or files that form one group too
-    small to cut into shares (nothing to gain)."""
+    None when the inputs should be loaded whole: fewer than two files, standard input
+    among them, less than :data:`~mcptrace.linter.shares.MIN_SHARED_BYTES` in all, a
+    file that cannot be read, or files that form one group too small to cut into shares
+    (nothing to gain)."""
     if shares == 1:
         return None
     files = expand_paths(input_list(paths))
@@ -160,8 +178,8 @@ def lint_in_groups(
         MIN_SHARED_BYTES
     ):
         return None
-    if any(p and not looks_like_a_capture(f, None) for f, p in zip(files, packed, strict=True)):
-        return None  # another format: the inputs are loaded whole
+    # a compressed file of another format is read by its loader, not decompressed here
+    packed = [p and looks_like_a_capture(f, None) for f, p in zip(files, packed, strict=True)]
     options = LintOptions(
         select=list(select) if select is not None else None,
         ignore=list(ignore) if ignore is not None else None,
@@ -218,13 +236,33 @@ def _lint_groups(
     copies, or themselves)."""
     try:
         total = sum(os.path.getsize(f) for f in readable)
-    except OSError:
+        plans, failed = plan_files(readable)
+    except (OSError, CaptureError):
         return None
-    if total < MIN_SHARED_BYTES:
+    if total < MIN_SHARED_BYTES or failed or len(plans) != len(files):
         return None
-    groups = file_groups(files, tz, readable=readable)
+    # files of other formats are loaded (together) first: their sessions tell which
+    # captures go with them
+    others = [i for i, p in enumerate(plans) if p.format != "capture" and not _empty(p.source)]
+    del plans
+    rest: Trace | None = None
+    joined: dict[int, set[str]] = {}
+    if others:
+        rest = load([files[i] for i in others], tz=tz, among_others=True)
+        if not rest.errors.is_empty():
+            return None  # the whole load reports it
+        names = {
+            *rest.messages["session"].drop_nulls().unique().to_list(),
+            *rest.call_records["session"].drop_nulls().unique().to_list(),
+        }
+        joined = dict.fromkeys(others, names)
+    groups = file_groups(files, tz, readable=readable, joined=joined)
     if groups is None:
         return None
+    if others:
+        # the group of the files loaded already goes first: they are not held meanwhile
+        groups.sort(key=lambda group: group[0] not in joined)
+    call_only: list[str] = []
 
     def told(path: str) -> Callable[[int, int], None]:
         def shares(share: int, total: int) -> None:
@@ -248,7 +286,9 @@ def _lint_groups(
         if size == 0:
             continue  # an empty file: no rows, nothing to lint
         big = size >= MIN_SHARED_BYTES
-        if len(members) == 1:
+        if any(i in joined for i in group):
+            shared = None  # files of other formats: loaded whole
+        elif len(members) == 1:
             # the number of shares asked for is for big groups: a small file is loaded whole
             done = lint_copy_in_shares(
                 copies[0],
@@ -286,9 +326,14 @@ def _lint_groups(
             counts = shared.rows
             findings, messages = shared.findings, shared.messages
         else:
-            trace = load(members, tz=tz)
+            if rest is not None and group == others:
+                trace, rest = rest, None  # loaded already, alone
+            else:
+                rest = None
+                trace = load(members, tz=tz, among_others=True)
             if not trace.errors.is_empty():
                 return None  # a file unreadable now: the whole load reports it
+            call_only.extend(trace.call_only_sessions)
             by_source = dict(zip(trace.sources["source"], trace.sources["rows"], strict=True))
             counts = [int(by_source[path]) for path in members]
             findings = lint(trace, **asdict(options))
@@ -320,7 +365,11 @@ def _lint_groups(
         else pl.DataFrame(schema={"ordinal": pl.Int64, "raw": pl.String})
     )
     return FileLint(
-        findings=FINDINGS.conform(findings), messages=messages, shares=len(groups), rows=at
+        findings=FINDINGS.conform(findings),
+        messages=messages,
+        shares=len(groups),
+        rows=at,
+        call_only_sessions=tuple(sorted(call_only)),
     )
 
 

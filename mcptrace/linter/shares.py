@@ -68,6 +68,8 @@ class FileLint:
     shares: int
     #: rows of the file, as loading it whole gives them
     rows: int = 0
+    #: sessions known only from call-level records (see :attr:`Trace.call_only_sessions`)
+    call_only_sessions: tuple[str, ...] = ()
 
 
 def shares_for(size: int, lines: int) -> int:

@@ -100,16 +100,65 @@ def test_groups_find_what_the_whole_load_does(
 
 
 @needs_scanner
-def test_other_formats_or_one_group_are_loaded_whole(
+def test_files_of_other_formats_are_one_group_with_the_captures_they_share_sessions_with(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
     mixed = tmp_path / "mixed"
     mixed.mkdir()
-    for p in list(folder.glob("s00*.jsonl"))[:3]:
+    for p in sorted(folder.glob("s00*.jsonl"))[:3]:
         (mixed / p.name).write_bytes(p.read_bytes())
-    (mixed / "raw.ndjson").write_bytes(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-    assert lint_in_groups(mixed) is None  # raw stdio names its session from the file
+    # raw stdio names its session from the file: "s001", as the capture s001.jsonl's
+    # default session, so the two go together; the others are groups of their own
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"result":{}}\n'
+    (mixed / "s001.ndjson").write_bytes(ping)
+    (mixed / "other.ndjson.gz").write_bytes(gzip.compress(ping))
+    (mixed / "desktop").mkdir()
+    for p in Path("sample_traces/claude-desktop").iterdir():
+        (mixed / "desktop" / p.name).write_bytes(p.read_bytes())
+    seen: list[str] = []
+    done = lint_in_groups(mixed, progress=lambda path, i, n: seen.append(Path(path).name))
+    assert done is not None
+    trace = mcptrace.load(mixed)
+    found = lint(trace)
+    assert_frame_equal(done.findings, found)
+    assert done.rows == trace.messages.height
+    # the files of other formats with s001.jsonl (loaded first), then the other captures
+    assert seen == ["mcp-server-weather.log", "s000.jsonl", "s002.jsonl"]
+    assert found.filter(pl.col("source").str.ends_with("mcp.log")).height > 0
+
+
+@needs_scanner
+def test_the_command_notes_call_only_sessions_of_a_folder_linted_in_groups(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    for p in sorted(folder.glob("s00*.jsonl"))[:2]:
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    spans = Path("sample_traces/otel/collector-export.jsonl")
+    (tmp_path / spans.name).write_bytes(spans.read_bytes())
+    calls: list[int] = []
+    real = groups.file_groups
+
+    def counted(files: list[str], tz: str | None = None, **kwargs: Any) -> Any:
+        calls.append(len(files))
+        return real(files, tz, **kwargs)
+
+    monkeypatch.setattr(groups, "file_groups", counted)
+    runner = CliRunner()
+    grouped = runner.invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    assert calls == [3]
+    whole = runner.invoke(app, ["lint", str(tmp_path), "--format", "json", "--partitions", "1"])
+    assert orjson.loads(grouped.stdout) == orjson.loads(whole.stdout)
+    assert "only call-level records" in grouped.stderr
+    assert grouped.stderr == whole.stderr
+
+
+@needs_scanner
+def test_one_group_too_small_to_share_is_loaded_whole(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
     rotated = sorted(str(p) for p in folder.glob("rotated.*"))
     assert lint_in_groups(rotated) is None  # one group, too small to share: nothing to gain
     assert lint_in_groups(folder / "s000.jsonl") is None
@@ -251,11 +300,13 @@ def test_compressed_captures_are_grouped_from_their_decompressed_copies(
     assert found.filter(pl.col("source").str.ends_with(".gz")).height > 0
     assert_frame_equal(done.findings, found)
     assert done.rows == trace.messages.height
-    # a compressed file of another format sends the inputs to the whole load
+    # a compressed file of another format is read by its loader, in a group of its own
     (tmp_path / "raw.ndjson.gz").write_bytes(
         gzip.compress(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     )
-    assert lint_in_groups(tmp_path) is None
+    done = lint_in_groups(tmp_path)
+    assert done is not None
+    assert_frame_equal(done.findings, lint(mcptrace.load(tmp_path)))
 
 
 @needs_scanner
