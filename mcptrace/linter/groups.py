@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -54,6 +55,15 @@ from mcptrace.loaders.reader import STDIN, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS
 from mcptrace.trace import PathLike, Trace, expand_paths, input_list, load, plan_files
 
+if TYPE_CHECKING:
+    from mcptrace.loaders.partition import SharePlan
+
+
+#: a plan costs 18 bytes a line and is held until its file's turn: the plans kept
+#: for the shares are those of up to this many lines (36 MB), the others' files are
+#: planned again at their turn (about 0.25 s for 540 MB)
+KEPT_PLAN_LINES = 2_000_000
+
 
 def file_groups(
     files: Sequence[str],
@@ -61,6 +71,7 @@ def file_groups(
     *,
     readable: Sequence[str] | None = None,
     joined: Mapping[int, Iterable[str]] | None = None,
+    plans_out: dict[int, SharePlan] | None = None,
 ) -> list[list[int]] | None:
     """Indexes of ``files`` in groups that share no session, each group in file order,
     the groups in the order of their first file; None when the files cannot be grouped
@@ -69,7 +80,9 @@ def file_groups(
     own: it has no rows, and no format to tell. ``readable`` are the files'
     uncompressed copies, when some of them are compressed. ``joined`` are files of
     other formats, with the sessions loading them gave: they are one group, with every
-    capture that shares a session with any of them."""
+    capture that shares a session with any of them. ``plans_out`` receives the light
+    pass's plans of the first files, up to :data:`KEPT_PLAN_LINES` lines in all, which
+    spares the shares another light pass."""
     from mcptrace.loaders.partition import plan
 
     others = dict(joined) if joined is not None else {}
@@ -98,6 +111,7 @@ def file_groups(
         return i
 
     owner: dict[int, int] = {}
+    kept = 0
 
     def share(i: int, hashes: Iterable[int]) -> None:
         for h in hashes:
@@ -115,12 +129,12 @@ def file_groups(
             continue
         # named as the file given: its name is the default session of its rows
         ctx = LoadContext(source=files[i], tz=tz)
-        # only the file's sessions are kept: a group of one big file is planned again
-        # when its shares are dealt (about 0.3 s for 540 MB), where keeping every
-        # file's plan until its turn would hold 18 bytes a line of all the files at once
         share_plan = plan(path, 1, ctx)
         if share_plan is None:
             return None
+        if plans_out is not None and kept + share_plan.lines <= KEPT_PLAN_LINES:
+            plans_out[i] = share_plan
+            kept += share_plan.lines
         # the file's default session too: a file whose every line the loader rejected
         # would get it, though the light pass read sessions from those lines
         share(i, {*share_plan.session.tolist(), accel.session_hash(ctx.stem)})
@@ -256,7 +270,8 @@ def _lint_groups(
             *rest.call_records["session"].drop_nulls().unique().to_list(),
         }
         joined = dict.fromkeys(others, names)
-    groups = file_groups(files, tz, readable=readable, joined=joined)
+    planned: dict[int, SharePlan] = {}
+    groups = file_groups(files, tz, readable=readable, joined=joined, plans_out=planned)
     if groups is None:
         return None
     if others:
@@ -298,6 +313,7 @@ def _lint_groups(
                 tz=tz,
                 options=options,
                 progress=told(members[0]),
+                planned=planned.pop(group[0], None),
             )
             if done is None and len(groups) == 1:
                 return None
@@ -316,6 +332,11 @@ def _lint_groups(
                     tz=tz,
                     options=options,
                     progress=told(members[0]),
+                    planned=(
+                        [planned.pop(i) for i in group]
+                        if all(i in planned for i in group)
+                        else None
+                    ),
                 )
                 if big
                 else None
@@ -345,6 +366,8 @@ def _lint_groups(
             findings, messages = _detached(findings), _detached(messages)
             del trace
             gc.collect()
+        for i in group:
+            planned.pop(i, None)  # a group loaded whole did not need its plans
         local, before = [], 0
         for i, path, count in zip(group, members, counts, strict=True):
             rows[i] = count

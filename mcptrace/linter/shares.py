@@ -350,10 +350,12 @@ def lint_copy_in_shares(
     tz: str | None,
     options: LintOptions,
     progress: Callable[[int, int], None] | None,
+    planned: SharePlan | None = None,
 ) -> FileLint | None:
     """:func:`lint_in_shares` of the uncompressed file ``readable``, whose rows and findings
     name ``source`` (the file as given, when ``readable`` is its decompressed copy, or
-    ``readable`` itself)."""
+    ``readable`` itself). ``planned`` is its plan from an earlier light pass (with any
+    number of shares: they are dealt anew), which spares another."""
     try:
         name, content = detect_file(readable, format=format)
     except CaptureError:
@@ -367,10 +369,16 @@ def lint_copy_in_shares(
     ctx = LoadContext(source=source, tz=tz)
     # imported here: it brings NumPy, which a capture too small to share, the usual
     # case, would pay for at start
-    from mcptrace.loaders.partition import PlanMismatch, plan
+    from mcptrace.loaders.partition import PlanMismatch, deal, plan
 
-    share_plan = plan(
-        readable, shares if shares is not None else (lambda lines: shares_for(size, lines)), ctx
+    share_plan = (
+        deal([planned], shares if shares is not None else shares_for(size, planned.lines))[0]
+        if planned is not None
+        else plan(
+            readable,
+            shares if shares is not None else (lambda lines: shares_for(size, lines)),
+            ctx,
+        )
     )
     if share_plan is None or share_plan.shares < 2:
         return None
@@ -395,6 +403,7 @@ def lint_group_in_shares(
     tz: str | None = None,
     options: LintOptions,
     progress: Callable[[int, int], None] | None = None,
+    planned: Sequence[SharePlan] | None = None,
 ) -> _SharesLint | None:
     """Lint several capture files whose sessions cross from one to another (a log rotated
     in the middle of its sessions) a share of their sessions at a time, as one file is
@@ -402,6 +411,7 @@ def lint_group_in_shares(
     ``readable`` are the files' uncompressed copies, when some are compressed (rows are
     named by ``files``). ``shares`` is how many (default: :func:`shares_for` their size
     and lines); ``progress(share, shares)`` is called before each share is loaded.
+    ``planned`` are their plans from an earlier light pass, which spares another.
 
     The files (or their copies) must be uncompressed mcptrace captures without a byte
     order mark or a warning, as :func:`~mcptrace.linter.groups.file_groups` checks. The
@@ -421,7 +431,11 @@ def lint_group_in_shares(
     from mcptrace.loaders.partition import PlanMismatch, deal, plan
 
     contexts = [LoadContext(source=f, tz=tz) for f in files]
-    plans = [plan(f, 1, ctx) for f, ctx in zip(paths, contexts, strict=True)]
+    plans = (
+        list(planned)
+        if planned is not None
+        else [plan(f, 1, ctx) for f, ctx in zip(paths, contexts, strict=True)]
+    )
     if any(p is None for p in plans):
         return None
     planned = [p for p in plans if p is not None]

@@ -346,6 +346,33 @@ def test_random_cuts_of_a_capture_lint_as_the_whole_load_does(
 
 
 @needs_scanner
+@pytest.mark.parametrize("kept", [0, 10**9])
+def test_the_light_pass_that_groups_files_plans_their_shares_too(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
+    from mcptrace.loaders import partition
+
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    monkeypatch.setattr(groups, "KEPT_PLAN_LINES", kept)
+    planned: list[str] = []
+    real = partition.plan
+
+    def counted(path: str, *args: Any) -> Any:
+        planned.append(Path(path).name)
+        return real(path, *args)
+
+    monkeypatch.setattr(partition, "plan", counted)
+    done = lint_in_groups(folder)
+    assert done is not None
+    files = sorted(p.name for p in folder.glob("*.jsonl"))
+    # each file read once by the light pass when its plan is kept, else twice
+    assert sorted(planned) == sorted(files * (1 if kept else 2))
+    assert_frame_equal(done.findings, _expected(folder)[0])
+
+
+@needs_scanner
 def test_sessions_that_cross_files_are_dealt_whole(folder: Path) -> None:
     from mcptrace.loaders.base import LoadContext
     from mcptrace.loaders.partition import deal, plan
