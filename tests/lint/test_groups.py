@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
+from click.testing import Result
 from factories import load_generator, load_injector
 from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
@@ -66,6 +67,18 @@ def _expected(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
         .sort("ordinal")
     )
     return found, pointed
+
+
+def _reported_as_the_whole_load(path: Path, *options: str) -> Result:
+    """``mcptrace lint PATH --format json`` with ``options``, checked to report what
+    ``--partitions 1`` (the whole load) does; its result."""
+    runner = CliRunner()
+    done = runner.invoke(app, ["lint", str(path), "--format", "json", *options])
+    whole = runner.invoke(app, ["lint", str(path), "--format", "json", "--partitions", "1"])
+    assert done.exit_code == whole.exit_code
+    assert orjson.loads(done.stdout) == orjson.loads(whole.stdout)
+    assert done.stderr == whole.stderr
+    return done
 
 
 @needs_scanner
@@ -145,13 +158,9 @@ def test_the_command_notes_call_only_sessions_of_a_folder_linted_in_groups(
         return real(files, tz, **kwargs)
 
     monkeypatch.setattr(groups, "file_groups", counted)
-    runner = CliRunner()
-    grouped = runner.invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    grouped = _reported_as_the_whole_load(tmp_path)
     assert calls == [3]
-    whole = runner.invoke(app, ["lint", str(tmp_path), "--format", "json", "--partitions", "1"])
-    assert orjson.loads(grouped.stdout) == orjson.loads(whole.stdout)
     assert "only call-level records" in grouped.stderr
-    assert grouped.stderr == whole.stderr
 
 
 @needs_scanner
@@ -213,12 +222,9 @@ def test_the_command_lints_a_rotated_log_in_shares_with_the_same_report(
         return done
 
     monkeypatch.setattr(groups, "lint_group_in_shares", counted)
-    runner = CliRunner()
-    shared = runner.invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    shared = _reported_as_the_whole_load(tmp_path)
     assert calls == [2], "the rotated log was not linted in shares"
-    whole = runner.invoke(app, ["lint", str(tmp_path), "--format", "json", "--partitions", "1"])
-    assert shared.exit_code == whole.exit_code == 1
-    assert orjson.loads(shared.output) == orjson.loads(whole.output)
+    assert shared.exit_code == 1
 
 
 @needs_scanner
@@ -240,14 +246,10 @@ def test_partitions_applies_to_each_big_group_of_a_folder(
 
     monkeypatch.setattr(groups, "lint_copy_in_shares", one)
     monkeypatch.setattr(groups, "lint_group_in_shares", many)
-    runner = CliRunner()
-    shared = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "3"])
+    shared = _reported_as_the_whole_load(folder, "--partitions", "3")
+    # the whole load (--partitions 1) asked for nothing
     assert sorted(asked) == [("file", 3)] * 6 + [("files", 3)]
-    asked.clear()
-    whole = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "1"])
-    assert asked == []
-    assert shared.exit_code == whole.exit_code == 1
-    assert orjson.loads(shared.output) == orjson.loads(whole.output)
+    assert shared.exit_code == 1
     # lint_file of a folder takes the same number
     asked.clear()
     found = mcptrace.lint_file(folder, shares=3)
@@ -420,12 +422,9 @@ def test_the_command_lints_a_folder_in_groups_with_the_same_report(
         return real(files, tz, **kwargs)
 
     monkeypatch.setattr(groups, "file_groups", counted)
-    runner = CliRunner()
-    grouped = runner.invoke(app, ["lint", str(folder), "--format", "json"])
+    grouped = _reported_as_the_whole_load(folder)
     assert calls, "the folder was not linted in groups"
-    whole = runner.invoke(app, ["lint", str(folder), "--format", "json", "--partitions", "1"])
-    assert grouped.exit_code == whole.exit_code == 1
-    assert orjson.loads(grouped.output) == orjson.loads(whole.output)
+    assert grouped.exit_code == 1
 
 
 @needs_scanner
