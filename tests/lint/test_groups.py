@@ -312,12 +312,13 @@ def test_compressed_captures_are_grouped_from_their_decompressed_copies(
 
 
 @needs_scanner
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_random_cuts_of_a_capture_lint_as_the_whole_load_does(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
-    # the injected capture cut at random lines into files, some compressed, some empty,
-    # linted in a random number of shares: always the whole load's findings
+    # the injected capture cut at random lines into the files of a rotated log, some
+    # compressed, maybe an empty one, next to files of other formats, linted in a random
+    # number of shares: always the whole load's findings
     rng = random.Random(seed)
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
     monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
@@ -328,13 +329,23 @@ def test_random_cuts_of_a_capture_lint_as_the_whole_load_does(
     cuts = sorted(rng.sample(range(1, len(lines)), rng.randint(1, 6)))
     for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(lines)], strict=True)):
         data = b"".join(lines[a:b])
-        name = tmp_path / f"log.{i:02d}.jsonl"
-        if rng.random() < 0.3:
+        # as logrotate names them: the file being written has no number
+        age = len(cuts) - i
+        name = tmp_path / (f"log.jsonl.{age}" if age else "log.jsonl")
+        if age and rng.random() < 0.3:
             (tmp_path / f"{name.name}.gz").write_bytes(gzip.compress(data))
         else:
             name.write_bytes(data)
     if rng.random() < 0.5:
-        (tmp_path / "log.99.jsonl").write_bytes(b"")
+        (tmp_path / "other.jsonl").write_bytes(b"")
+    samples = [
+        p
+        for p in Path("sample_traces").rglob("*")
+        if p.is_file() and p.parent.name != "capture" and p.name != "README.md"
+    ]
+    for p in rng.sample(sorted(samples), rng.randint(0, 2)):
+        (tmp_path / "other").mkdir(exist_ok=True)
+        (tmp_path / "other" / p.name).write_bytes(p.read_bytes())
     trace = mcptrace.load(tmp_path)
     found = lint(trace)
     done = lint_in_groups(tmp_path)
