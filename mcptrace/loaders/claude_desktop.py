@@ -37,10 +37,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import polars as pl
+
 from mcptrace import _json
+from mcptrace.loaders import accel
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
-from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
+from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, fill_context, read_times
+from mcptrace.schema import MESSAGES
 
 NAME = "claude-desktop"
 DESCRIPTION = "Claude Desktop MCP logs: mcp.log and mcp-server-NAME.log (stderr kept)"
@@ -191,6 +195,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
                 file_server = m["a"]
                 break
     sessions = _Sessions(default=ctx.stem)
+    bodies = _Bodies()
     old_server: str | None = None  # oldest mcp.log: the server of the latest connect attempt
     record: Envelope | None = None  # the latest host record, for its continuation lines
     in_dump = False
@@ -263,6 +268,9 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         body = message["body"].removesuffix(_TRAILER)
         if body[:1] in ("{", "["):
             cut = _TRUNCATED.search(body)
+            if cut is None and utf8_problem is None and "\n" not in body:
+                bodies.add(lineno, raw, body, env)
+                continue
             note = utf8_problem
             if cut is not None:
                 truncated += 1
@@ -297,4 +305,80 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             f"{reconstructed} message(s) logged without content (summary lines): "
             "reconstructed from their method and id"
         )
-    return LoadResult(messages=rows.frame(), lines=len(lines), notes=notes)
+    scanned = bodies.scanned(rows, ctx)
+    # the messages were added after the other lines: back in line order before the
+    # sessions of the rows without one are filled from the rows around them
+    frames = [rows.frame(fill=False), *([scanned] if scanned is not None else [])]
+    messages = pl.concat(frames).sort("line", maintain_order=True)
+    return LoadResult(messages=fill_context(messages, ctx.stem), lines=len(lines), notes=notes)
+
+
+@dataclass
+class _Bodies:
+    """The JSON messages of ``Message from`` lines, parsed together by the C scanner once
+    every line is read: a message per line through orjson and the row builder was most
+    of the load (a 94 MB log of 200,000 messages took 2.8 s)."""
+
+    lines: list[int] = field(default_factory=list)
+    raws: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    envelopes: list[Envelope] = field(default_factory=list)
+
+    def add(self, lineno: int, raw: str, body: str, env: Envelope) -> None:
+        self.lines.append(lineno)
+        self.raws.append(raw)
+        self.texts.append(body)
+        self.envelopes.append(env)
+
+    def scanned(self, rows: RowBuilder, ctx: LoadContext) -> pl.DataFrame | None:
+        """The rows of the messages the scanner takes (sessions not filled); the others
+        go to ``rows``, as the Python path adds them. None when the scanner is not built
+        (then every message went to ``rows``)."""
+        found = (
+            accel.scan(
+                "\n".join(self.texts).encode() + b"\n",
+                1,
+                "stdio",
+                source=ctx.source,
+                format=NAME,
+                transport="stdio",
+                tz=ctx.tz,
+            )
+            if self.lines
+            else None
+        )
+        if found is None:
+            for i, lineno in enumerate(self.lines):
+                rows.add_text(lineno, self.raws[i], self.texts[i], self.envelopes[i])
+            return None
+        frame, slow = found
+        for line, _, _ in slow:
+            i = line - 1
+            rows.add_text(self.lines[i], self.raws[i], self.texts[i], self.envelopes[i])
+        if frame.is_empty():
+            return frame
+        # the scanner numbered the messages 1, 2, ...: the envelope of each is theirs
+        at = frame["line"] - 1
+        envelopes = [self.envelopes[i] for i in at.to_list()]
+        ts, zoneless = read_times(
+            pl.Series([e.ts_text for e in envelopes], dtype=pl.String), tz=ctx.tz
+        )
+        read_local = zoneless if zoneless is not None else pl.repeat(False, len(ts), eager=True)
+        quality = (
+            pl.when(pl.lit(ts.is_null()))
+            .then(pl.lit("none"))
+            .when(pl.lit(read_local))
+            .then(pl.lit("local"))
+            .otherwise(pl.lit("exact"))
+        )
+        return frame.with_columns(
+            line=pl.Series(self.lines, dtype=pl.Int64).gather(at),
+            raw=pl.Series(self.raws, dtype=pl.String).gather(at),
+            session=pl.Series([e.session for e in envelopes], dtype=pl.String),
+            server=pl.Series([e.server for e in envelopes], dtype=pl.String),
+            direction=pl.Series(
+                [e.direction for e in envelopes], dtype=MESSAGES.schema["direction"]
+            ),
+            ts=ts,
+            ts_quality=quality.cast(MESSAGES.schema["ts_quality"]),
+        )

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from factories import SAMPLES, WriteLines
+from polars.testing import assert_frame_equal
 
 import mcptrace
 from mcptrace.loaders import claude_desktop, detect, stdio, vscode
@@ -421,3 +422,60 @@ def test_multi_line_error_trailer_is_not_stderr(write_lines: WriteLines) -> None
     assert m["ts"][2] == m["ts"][1]
     assert m["ts"][4] is None
     assert set(m["session"].to_list()) == {"w#1"}
+
+
+def _edge_log() -> bytes:
+    ts = "2026-01-12T09:41:03.561Z"
+    host = f"{ts} [weather] [info]"
+    lines = [
+        f"{host} Initializing server...",
+        f"{host} Message from client: {INIT}{TRAILER}",
+        f"{host} Message from server: {INIT_RESULT}",
+        # not compact: the scanner leaves these to the Python path, which keeps the text
+        f'{host} Message from client: {{"method": "tools/list", "jsonrpc": "2.0", "id": 1}}',
+        f'{host} Message from client: [{{"jsonrpc":"2.0","id":2,"method":"ping"}},'
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}]',
+        f'{host} Message from server: {{"jsonrpc":"2.0","id":2,"result":{{"t":"h\\u00e9 ☃"}}}}',
+        f"{host} Message from server: "
+        '{"jsonrpc":"2.0","id":99999999999999999999999,"result":{}}',
+        f'{host} Message from client: {{"jsonrpc":"2.0","id":3,"method":',
+        f'{host} Message from client: {{"jsonrpc":"2.0","id":3,...[12 chars truncated]...}}',
+        f'{host} Message from client: method="tools/call" id=4 params',
+        f"{host} Message from server: id=4 result(1 blocks)",
+        "plain stderr of the server",
+        "",
+        f"{host} Message from server: "
+        '{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"m"}}',
+    ]
+    body = "\n".join(lines).encode() + b"\n"
+    # a message line whose bytes are not UTF-8
+    return (
+        body
+        + f"{host} Message from client: ".encode()
+        + b'{"jsonrpc":"2.0","id":"\xff","method":"x"}\n'
+    )
+
+
+@pytest.mark.parametrize("which", ["per-server", "aggregate", "edge"])
+def test_the_scanner_path_gives_the_python_paths_rows(
+    which: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # message lines are parsed together by the C scanner once the file is read; the rows
+    # must be those the Python path makes, line by line
+    from mcptrace.loaders import accel
+
+    if not accel.available():
+        pytest.skip("the C scanner is not built")
+    if which == "edge":
+        path = tmp_path / "mcp-server-weather.log"
+        path.write_bytes(_edge_log())
+    else:
+        path = PER_SERVER if which == "per-server" else AGGREGATE
+    fast = mcptrace.load(path).messages
+    monkeypatch.setenv("MCPTRACE_PURE_PYTHON", "1")
+    assert not accel.available()
+    pure = mcptrace.load(path).messages
+    assert_frame_equal(fast, pure)
+    assert fast["line"].is_sorted()
+    if which == "edge":
+        assert set(_kinds(fast)) >= {"request", "response", "error", "invalid", "stderr"}
