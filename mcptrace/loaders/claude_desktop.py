@@ -43,7 +43,13 @@ from mcptrace import _json
 from mcptrace.loaders import accel
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
-from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, fill_context, read_times
+from mcptrace.loaders.rows import (
+    Envelope,
+    RowBuilder,
+    decode_raw,
+    fill_context,
+    read_times,
+)
 from mcptrace.schema import MESSAGES
 
 NAME = "claude-desktop"
@@ -269,7 +275,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         if body[:1] in ("{", "["):
             cut = _TRUNCATED.search(body)
             if cut is None and utf8_problem is None and "\n" not in body:
-                bodies.add(lineno, raw, body, env)
+                bodies.add(lineno, body, env)
                 continue
             note = utf8_problem
             if cut is not None:
@@ -305,7 +311,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             f"{reconstructed} message(s) logged without content (summary lines): "
             "reconstructed from their method and id"
         )
-    scanned = bodies.scanned(rows, ctx)
+    scanned = bodies.scanned(rows, ctx, content)
     # the messages were added after the other lines: back in line order before the
     # sessions of the rows without one are filled from the rows around them
     frames = [rows.frame(fill=False), *([scanned] if scanned is not None else [])]
@@ -317,26 +323,51 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
 class _Bodies:
     """The JSON messages of ``Message from`` lines, parsed together by the C scanner once
     every line is read: a message per line through orjson and the row builder was most
-    of the load (a 94 MB log of 200,000 messages took 2.8 s)."""
+    of the load (a 94 MB log of 200,000 messages took 2.8 s). The messages wait as one
+    buffer of lines, and their envelopes as plain lists: a string and an object per
+    message held till the end took as much memory again as the file."""
 
     lines: list[int] = field(default_factory=list)
-    raws: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    envelopes: list[Envelope] = field(default_factory=list)
+    ts: list[str | None] = field(default_factory=list)
+    sessions: list[str | None] = field(default_factory=list)
+    servers: list[str | None] = field(default_factory=list)
+    directions: list[str] = field(default_factory=list)
+    data: bytearray = field(default_factory=bytearray)
+    #: where each message starts in ``data``
+    starts: list[int] = field(default_factory=list)
 
-    def add(self, lineno: int, raw: str, body: str, env: Envelope) -> None:
+    def add(self, lineno: int, body: str, env: Envelope) -> None:
         self.lines.append(lineno)
-        self.raws.append(raw)
-        self.texts.append(body)
-        self.envelopes.append(env)
+        self.ts.append(env.ts_text)
+        self.sessions.append(env.session)
+        self.servers.append(env.server)
+        self.directions.append(env.direction)
+        self.starts.append(len(self.data))
+        self.data += body.encode()
+        self.data += b"\n"
 
-    def scanned(self, rows: RowBuilder, ctx: LoadContext) -> pl.DataFrame | None:
+    def _envelope(self, i: int) -> Envelope:
+        return Envelope(
+            ts_text=self.ts[i],
+            session=self.sessions[i],
+            server=self.servers[i],
+            direction=self.directions[i],
+        )
+
+    def _python(self, i: int, rows: RowBuilder, content: Content) -> None:
+        """Message ``i`` added to ``rows`` as the Python path adds it."""
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.data) - 1
+        body = self.data[self.starts[i] : end].decode()
+        raw, _ = decode_raw(content.lines[self.lines[i] - 1])
+        rows.add_text(self.lines[i], raw, body, self._envelope(i))
+
+    def scanned(self, rows: RowBuilder, ctx: LoadContext, content: Content) -> pl.DataFrame | None:
         """The rows of the messages the scanner takes (sessions not filled); the others
         go to ``rows``, as the Python path adds them. None when the scanner is not built
         (then every message went to ``rows``)."""
         found = (
             accel.scan(
-                "\n".join(self.texts).encode() + b"\n",
+                memoryview(self.data),
                 1,
                 "stdio",
                 source=ctx.source,
@@ -348,21 +379,22 @@ class _Bodies:
             else None
         )
         if found is None:
-            for i, lineno in enumerate(self.lines):
-                rows.add_text(lineno, self.raws[i], self.texts[i], self.envelopes[i])
+            for i in range(len(self.lines)):
+                self._python(i, rows, content)
             return None
         frame, slow = found
         for line, _, _ in slow:
-            i = line - 1
-            rows.add_text(self.lines[i], self.raws[i], self.texts[i], self.envelopes[i])
+            self._python(line - 1, rows, content)
         if frame.is_empty():
             return frame
         # the scanner numbered the messages 1, 2, ...: the envelope of each is theirs
         at = frame["line"] - 1
-        envelopes = [self.envelopes[i] for i in at.to_list()]
-        ts, zoneless = read_times(
-            pl.Series([e.ts_text for e in envelopes], dtype=pl.String), tz=ctx.tz
-        )
+        lines = pl.Series(self.lines, dtype=pl.Int64).gather(at)
+        # the lines as they are: a message line that is not valid UTF-8 was left to the
+        # Python path (splitting the whole text in Polars held half a GiB more)
+        every = content.lines
+        raw = pl.Series([every[n - 1] for n in lines.to_list()], dtype=pl.Binary).cast(pl.String)
+        ts, zoneless = read_times(pl.Series(self.ts, dtype=pl.String).gather(at), tz=ctx.tz)
         read_local = zoneless if zoneless is not None else pl.repeat(False, len(ts), eager=True)
         quality = (
             pl.when(pl.lit(ts.is_null()))
@@ -372,13 +404,11 @@ class _Bodies:
             .otherwise(pl.lit("exact"))
         )
         return frame.with_columns(
-            line=pl.Series(self.lines, dtype=pl.Int64).gather(at),
-            raw=pl.Series(self.raws, dtype=pl.String).gather(at),
-            session=pl.Series([e.session for e in envelopes], dtype=pl.String),
-            server=pl.Series([e.server for e in envelopes], dtype=pl.String),
-            direction=pl.Series(
-                [e.direction for e in envelopes], dtype=MESSAGES.schema["direction"]
-            ),
+            line=lines,
+            raw=raw.alias("raw"),
+            session=pl.Series(self.sessions, dtype=pl.String).gather(at),
+            server=pl.Series(self.servers, dtype=pl.String).gather(at),
+            direction=pl.Series(self.directions, dtype=MESSAGES.schema["direction"]).gather(at),
             ts=ts,
             ts_quality=quality.cast(MESSAGES.schema["ts_quality"]),
         )
