@@ -315,7 +315,7 @@ def test_help_keeps_placeholders_and_defaults_written_in_the_text() -> None:
     assert result.exit_code == 0
     flat = " ".join(result.output.replace("│", " ").split())
     assert "<revision>/schema.json" in flat
-    assert "[default: for an uncompressed mcptrace capture" in flat
+    assert "[default: for an mcptrace capture of 64 MiB or more" in flat
     assert "the window's edges draw no false findings" in flat
 
 

@@ -191,9 +191,10 @@ def lint(
             help="Lint a capture file this many shares of its sessions at a time, to "
             "bound memory (1: load the inputs whole); of several files, each group of "
             "files sharing sessions that holds 64 MiB or more. Same findings either way.  "
-            "[default: for an uncompressed mcptrace capture of 64 MiB or more, as many as "
-            "keep the peak memory under 1 GiB; several such captures, 64 MiB or more in "
-            "all, a group of files that share sessions at a time]",
+            "[default: for an mcptrace capture of 64 MiB or more (gzipped ones are "
+            "decompressed to TMPDIR first), as many as keep the peak memory under 1 GiB; "
+            "several files, 64 MiB or more in all, a group of files that share sessions "
+            "at a time]",
             show_default=False,
         ),
     ] = None,
