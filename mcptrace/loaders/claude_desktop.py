@@ -274,7 +274,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         body = message["body"].removesuffix(_TRAILER)
         if body[:1] in ("{", "["):
             cut = _TRUNCATED.search(body)
-            if cut is None and utf8_problem is None and "\n" not in body:
+            if cut is None and utf8_problem is None:
                 bodies.add(lineno, body, env)
                 continue
             note = utf8_problem
