@@ -424,7 +424,12 @@ FINDINGS = Table(
         ),
         Column("session", pl.String(), "session key"),
         Column("revision", pl.String(), "protocol revision the message was judged by"),
-        Column("message", pl.String(), "what is wrong, in one sentence"),
+        Column(
+            "message",
+            pl.String(),
+            "what is wrong, in one sentence; other messages are named by line, as "
+            "`line N of FILE` when in another file than `source`",
+        ),
     ),
 )
 

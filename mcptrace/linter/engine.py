@@ -17,7 +17,7 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.registry import select_rules
-from mcptrace.linter.rule import ALL_REVISIONS, Rule
+from mcptrace.linter.rule import ALL_REVISIONS, PLACE_CLOSE, PLACE_OPEN, Rule
 from mcptrace.loaders.chunked import workers
 from mcptrace.protocol import is_known_revision
 from mcptrace.schema import FINDINGS
@@ -60,7 +60,65 @@ def _run(rule: Rule, ctx: LintContext) -> pl.DataFrame:
             scope=pl.lit(rule.scope),
         )
     )
-    return FINDINGS.conform(located)
+    return FINDINGS.conform(spelled_places(located, ctx))
+
+
+_PLACED = rf"^(-?\d+){PLACE_CLOSE}"
+
+
+def _folder(source: str) -> pl.Expr:
+    """The folder part of a source path (empty for a bare name)."""
+    return pl.col(source).str.replace(r"[^/\\]*$", "")
+
+
+def spelled_places(found: pl.DataFrame, ctx: LintContext) -> pl.DataFrame:
+    """``found`` (with each finding's ``source``) with the other messages its messages
+    name (see :func:`~mcptrace.linter.rule.line_of`) spelled ``line N``, or ``line N of
+    FILE`` when that message is in another file than the finding's: FILE is the file's
+    name when both files are in one folder (as a rotated log's are: the message then
+    reads the same wherever the folder is, which baselines rely on), else its path."""
+    marked = found["message"].str.contains(PLACE_OPEN, literal=True).fill_null(False)
+    if not marked.any():
+        return found
+    # each message cut at its placeholders: piece 0 is text, each later piece starts
+    # with an ordinal and the closing mark
+    pieces = (
+        found.filter(marked)
+        .select(
+            "source",
+            _f=pl.int_range(pl.len(), dtype=pl.UInt32),
+            _piece=pl.col("message").str.split(PLACE_OPEN),
+        )
+        .with_columns(_i=pl.int_ranges(pl.col("_piece").list.len()))
+        .explode("_piece", "_i")
+        .with_columns(
+            _at=pl.when(pl.col("_i") > 0).then(pl.col("_piece").str.extract(_PLACED)),
+            _rest=pl.when(pl.col("_i") > 0)
+            .then(pl.col("_piece").str.replace(_PLACED, ""))
+            .otherwise(pl.col("_piece")),
+        )
+        .with_columns(pl.col("_at").cast(pl.Int64))
+    )
+    pieces = ctx.lookup(pieces, "_at", _at_source="source", _at_line="line")
+    line = pl.format("line {}", "_at_line")
+    place = (
+        pl.when(pl.col("_at").is_null())
+        .then(pl.lit(""))
+        .when(pl.col("_at_line").is_null())
+        .then(pl.lit("a message not in the capture"))
+        .when(pl.col("_at_source").eq_missing(pl.col("source")))
+        .then(line)
+        .when(_folder("_at_source").eq_missing(_folder("source")))
+        .then(pl.format("{} of {}", line, pl.col("_at_source").str.extract(r"([^/\\]*)$")))
+        .otherwise(pl.format("{} of {}", line, "_at_source"))
+    )
+    text = (
+        pieces.group_by("_f", maintain_order=True)
+        .agg(pl.concat_str(place, pl.col("_rest")).str.join("").alias("_text"))
+        .sort("_f")
+        .get_column("_text")
+    )
+    return found.with_columns(found["message"].scatter(marked.arg_true(), text))
 
 
 def lint(

@@ -160,6 +160,25 @@ def quoted(frame: pl.DataFrame, column: str) -> pl.Expr:
     return pl.col(column).replace_strict(values, spelled, default=None, return_dtype=pl.String)
 
 
+#: A finding's message names another message by its ordinal between these two
+#: characters; the engine spells it as :func:`line_of` says. (Control characters that no
+#: rule's text uses: quoted values are JSON, which escapes them.)
+PLACE_OPEN = "\x1e"
+PLACE_CLOSE = "\x1f"
+
+
+def line_of(ordinal: str | pl.Expr) -> pl.Expr:
+    """Where the message whose ordinal is in ``ordinal`` is, for a finding's message:
+    ``line N`` when it is in the finding's own file, else ``line N of FILE``. A session
+    can cross files (a rotated log), so a bare line number could name the wrong message.
+
+    The expression is a placeholder the engine spells once the finding's own file is
+    known; it is null where ``ordinal`` is null, as :func:`pl.format` would make a
+    message quoting a null line."""
+    column = pl.col(ordinal) if isinstance(ordinal, str) else ordinal
+    return pl.format(PLACE_OPEN + "{}" + PLACE_CLOSE, column.cast(pl.Int64))
+
+
 def and_more(count: str = "_count") -> pl.Expr:
     """`` (and N more)`` when column ``count`` says a finding stands for several offending
     messages (N = count - 1), else the empty string: a suffix for the finding's message."""

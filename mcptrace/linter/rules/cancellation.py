@@ -20,7 +20,7 @@ from datetime import timedelta
 import polars as pl
 
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import ALL_REVISIONS, MODERN, and_more, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, and_more, findings, line_of, rule
 from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
 
 _CANCELLED = "notifications/cancelled"
@@ -36,13 +36,13 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     """Readable cancels naming an id, with the request they cancel and its response.
 
     Columns of the cancel (session, direction, ordinal, line, ts, modern, id) plus
-    request_ordinal, request_line, request_method (null when no earlier request of the
-    sender had that id) and response_ordinal, response_line, response_ts.
+    request_ordinal, request_method (null when no earlier request of the sender had that
+    id) and response_ordinal, response_ts.
     """
     cancels = ctx.keyed_notifications(_CANCELLED, "cancel_id", "id")
     # only requests with a (session, id) some cancel names can be matched: keep those
     requests = (
-        ctx.part("requests", "session", "id", "direction", "ordinal", "line", "method")
+        ctx.part("requests", "session", "id", "direction", "ordinal", "method")
         .filter(pl.col("id").is_not_null())
         .join(cancels.select("session", "id").unique(), on=["session", "id"], how="semi")
         .select(
@@ -50,7 +50,6 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
             "id",
             _sender=pl.col("direction").cast(pl.String),
             request_ordinal="ordinal",
-            request_line="line",
             request_method="method",
         )
     )
@@ -82,7 +81,6 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
         matched,
         "request_ordinal",
         response_ordinal="response_ordinal",
-        response_line="response_line",
         response_ts="response_ts",
     )
 
@@ -259,10 +257,10 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
     return findings(
         late,
         pl.format(
-            "notifications/cancelled names request id {} (line {}), already answered at line {}",
+            "notifications/cancelled names request id {} ({}), already answered at {}",
             "id",
-            "request_line",
-            "response_line",
+            line_of("request_ordinal"),
+            line_of("response_ordinal"),
         ),
     )
 
@@ -333,12 +331,12 @@ def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
         parts.append(mine.filter(_well_after("ts", "response_ts", between)))
     late = pl.concat(parts) if parts else cancels.clear()
     return findings(
-        late.with_columns(cancel_line="line", ordinal="response_ordinal"),
+        late.with_columns(cancel_ordinal="ordinal", ordinal="response_ordinal"),
         pl.format(
-            "response to request id {} (line {}) sent after its cancellation at line {}",
+            "response to request id {} ({}) sent after its cancellation at {}",
             "id",
-            "request_line",
-            "cancel_line",
+            line_of("request_ordinal"),
+            line_of("cancel_ordinal"),
         ),
     )
 
@@ -501,12 +499,10 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
             "session",
             "id",
             "request_ordinal",
-            "request_line",
             "request_method",
             "response_ordinal",
             "response_ts",
             cancel_ordinal="ordinal",
-            cancel_line="line",
             cancel_ts="ts",
         )
         # over Streamable HTTP closing the request's stream is the cancel; a cancel
@@ -560,11 +556,11 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     return findings(
         late.with_columns(ordinal="_at"),
         pl.format(
-            "{} for request id {} (line {}) sent after its cancellation at line {}{}",
+            "{} for request id {} ({}) sent after its cancellation at {}{}",
             "_what",
             "id",
-            "request_line",
-            "cancel_line",
+            line_of("request_ordinal"),
+            line_of("cancel_ordinal"),
             more,
         ),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace.linter.context import LintContext, json_paths, settle
-from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
+from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule, since
 from mcptrace.linter.rules.stdio import is_pollution
 from mcptrace.protocol import METHODS
 
@@ -816,6 +816,7 @@ def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
         .agg(
             pl.col("session").first(),
             pl.col("direction").first().cast(pl.String),
+            pl.col("ordinal").min().alias("first"),
             pl.col("ordinal").max().alias("last"),
             pl.col("ordinal").filter(pl.col("kind") == "request").alias("requests"),
             fine.all().alias("fine"),
@@ -866,10 +867,11 @@ def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "error {} with a null id rejects the JSON-RPC batch at line {} as a whole; "
+            "error {} with a null id rejects the JSON-RPC batch at {} as a whole; "
             "none of its {} request(s) was answered",
             "_code",
-            "line",
+            # any element names the batch's line: they all share it
+            line_of("first"),
             pl.col("requests").list.len(),
         ),
     )

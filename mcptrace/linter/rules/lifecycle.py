@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, line_of, rule
 from mcptrace.protocol import REVISIONS
 
 #: a tuple, not a Series: `is_in` with a Series of the column's own type is deprecated
@@ -33,11 +33,6 @@ def ordered(ctx: LintContext) -> pl.Expr:
     if ctx.unordered_sessions.is_empty():
         return pl.lit(True)  # the usual case: no per-direction files, nothing to test per row
     return ~pl.col("session").is_in(ctx.unordered_sessions.implode())
-
-
-def with_line(ctx: LintContext, frame: pl.DataFrame, ordinal: str, alias: str) -> pl.DataFrame:
-    """``frame`` plus ``alias``: the capture line of the row whose ordinal is in ``ordinal``."""
-    return ctx.lookup(frame, ordinal, _line="line").rename({"_line": alias})
 
 
 def initialize_calls(ctx: LintContext) -> pl.DataFrame:
@@ -184,7 +179,6 @@ def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
             pl.col("init_ordinal").first(),
         )
     )
-    before = with_line(ctx, before, "init_ordinal", "init_line")
     more = (
         pl.when(pl.col("count") > 1)
         .then(pl.format(" ({} messages precede it)", "count"))
@@ -192,7 +186,9 @@ def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         before,
-        pl.format("{} precedes the initialize request at line {}{}", "what", "init_line", more),
+        pl.format(
+            "{} precedes the initialize request at {}{}", "what", line_of("init_ordinal"), more
+        ),
     )
 
 
@@ -324,10 +320,10 @@ def initialized_notification_missing(ctx: LintContext) -> pl.DataFrame:
     return findings(
         found,
         pl.format(
-            "{} sent after the InitializeResult at line {}, "
+            "{} sent after the InitializeResult at {}, "
             "but the client never sent notifications/initialized{}",
             "method",
-            "result_line",
+            line_of("result_ordinal"),
             _more_requests(),
         ),
     )
@@ -336,12 +332,12 @@ def initialized_notification_missing(ctx: LintContext) -> pl.DataFrame:
 def _requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
     """Per session: the client's first non-ping request after the successful
     InitializeResult and before its ``notifications/initialized`` (if any), with
-    ``count``, ``result_line`` and ``initialized_line``."""
+    ``count``, ``result_ordinal`` and ``initialized_ordinal``."""
     return ctx.memo("lifecycle.before_initialized", _build_requests_before_initialized)
 
 
 def _build_requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
-    early = (
+    return (
         ctx.part("requests", "session", "ordinal", "method", "direction")
         .filter(
             (pl.col("direction") == "c2s")
@@ -364,8 +360,6 @@ def _build_requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
             pl.len().alias("count"),
         )
     )
-    early = with_line(ctx, early, "result_ordinal", "result_line")
-    return with_line(ctx, early, "initialized_ordinal", "initialized_line")
 
 
 def _more_requests() -> pl.Expr:
@@ -433,13 +427,12 @@ def request_before_initialize_result(ctx: LintContext) -> pl.DataFrame:
         )
         .filter(pl.col("ordinal") < pl.col("response_ordinal"))
     )
-    early = with_line(ctx, early, "response_ordinal", "response_line")
     return findings(
         early,
         pl.format(
-            "{} sent before the server answered initialize (response at line {})",
+            "{} sent before the server answered initialize (response at {})",
             "method",
-            "response_line",
+            line_of("response_ordinal"),
         ),
     )
 
@@ -492,13 +485,12 @@ def server_request_before_initialized(ctx: LintContext) -> pl.DataFrame:
             )
         )
     )
-    early = with_line(ctx, early, "initialized_ordinal", "initialized_line")
     return findings(
         early,
         pl.format(
-            "server sent {} before the client's notifications/initialized (line {})",
+            "server sent {} before the client's notifications/initialized ({})",
             "method",
-            "initialized_line",
+            line_of("initialized_ordinal"),
         ),
     )
 
@@ -821,9 +813,9 @@ def initialize_cancelled(ctx: LintContext) -> pl.DataFrame:
         .join(client_requests.select("request_ordinal", "method"), on="request_ordinal", how="left")
         .filter(pl.col("method") == "initialize")
     )
-    cancels = with_line(ctx, cancels, "request_ordinal", "request_line")
     return findings(
-        cancels, pl.format("client cancelled its initialize request (line {})", "request_line")
+        cancels,
+        pl.format("client cancelled its initialize request ({})", line_of("request_ordinal")),
     )
 
 
@@ -1009,7 +1001,6 @@ def initialize_after_modern_reply(ctx: LintContext) -> pl.DataFrame:
         )
     )
     again = inits.join(modern, on="session").filter(pl.col("ordinal") > pl.col("modern_ordinal"))
-    again = with_line(ctx, again, "modern_ordinal", "modern_line")
     evidence = (
         pl.when(pl.col("modern_code").is_null())
         .then(pl.lit("a result with resultType"))
@@ -1018,9 +1009,9 @@ def initialize_after_modern_reply(ctx: LintContext) -> pl.DataFrame:
     return findings(
         again,
         pl.format(
-            "initialize sent after the server answered like a 2026-07-28 server ({} at line {})",
+            "initialize sent after the server answered like a 2026-07-28 server ({} at {})",
             evidence,
-            "modern_line",
+            line_of("modern_ordinal"),
         ),
     )
 
@@ -1067,11 +1058,10 @@ def request_before_initialized(ctx: LintContext) -> pl.DataFrame:
     return findings(
         found,
         pl.format(
-            "{} sent after the InitializeResult at line {} "
-            "but before notifications/initialized (line {}){}",
+            "{} sent after the InitializeResult at {} but before notifications/initialized ({}){}",
             "method",
-            "result_line",
-            "initialized_line",
+            line_of("result_ordinal"),
+            line_of("initialized_ordinal"),
             _more_requests(),
         ),
     )
@@ -1288,15 +1278,13 @@ def dual_era_client_not_probing(ctx: LintContext) -> pl.DataFrame:
         (pl.col("method") == "initialize") & (discover == pl.col("modern_ordinal"))
     )
     bad = sessions.filter((pl.col("method") != "server/discover") & ~reprobed.fill_null(False))
-    bad = with_line(ctx, bad, "init_ordinal", "init_line")
-    bad = with_line(ctx, bad, "modern_ordinal", "modern_line")
     return findings(
         bad,
         pl.format(
             "the client's first request is {}, not a server/discover probe, though it speaks "
-            "both eras (initialize at line {}, 2026 `_meta` request at line {})",
+            "both eras (initialize at {}, 2026 `_meta` request at {})",
             "method",
-            "init_line",
-            "modern_line",
+            line_of("init_ordinal"),
+            line_of("modern_ordinal"),
         ),
     )

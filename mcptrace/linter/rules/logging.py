@@ -21,7 +21,7 @@ from datetime import timedelta
 import polars as pl
 
 from mcptrace.linter.context import LintContext, computed_where
-from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, line_of, rule
 
 _MESSAGE = "notifications/message"
 _SET_LEVEL = "logging/setLevel"
@@ -311,13 +311,12 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
     if logs.is_empty():
         return findings(logs, "")
     # legacy: the last setLevel answered successfully before the message
-    levels = ctx.part("requests", "ordinal", "method", "line", "message").filter(
+    levels = ctx.part("requests", "ordinal", "method", "message").filter(
         pl.col("method") == _SET_LEVEL
     )
     levels = levels.select(
         request_ordinal="ordinal",
         set_level=pl.col("message").str.json_path_match("$.params.level"),
-        set_line="line",
     )
     applied = (
         ctx.calls.select(
@@ -364,10 +363,10 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
         "ordinal",
         message=pl.format(
             'log message at level "{}" is below the minimum level "{}" set by logging/setLevel'
-            " at line {}",
+            " at {}",
             "level",
             "set_level",
-            "set_line",
+            line_of("request_ordinal"),
         ),
     )
     # 2026-07-28: below every level asked for by the requests in flight

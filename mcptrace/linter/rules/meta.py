@@ -11,7 +11,7 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
-from mcptrace.linter.rule import MODERN, findings, rule, since
+from mcptrace.linter.rule import MODERN, findings, line_of, rule, since
 from mcptrace.linter.rules.envelope import is_notification_method
 from mcptrace.protocol import (
     CLIENT_CAPABILITIES_KEY,
@@ -60,7 +60,6 @@ def _build_modern_client_requests(ctx: LintContext) -> pl.DataFrame:
     columns = (
         "ordinal",
         "session",
-        "line",
         "method",
         "target",
         "protocol_version",
@@ -211,7 +210,7 @@ def malformed_request_not_rejected(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28).
     """
     bad = _required_meta_problems(ctx).select(
-        request_ordinal="ordinal", request_line="line", method="method", problem="problem"
+        request_ordinal="ordinal", method="method", problem="problem"
     )
     answered = ctx.call_lookup(bad, "request_ordinal", ordinal="response_ordinal").filter(
         pl.col("ordinal").is_not_null()
@@ -231,9 +230,9 @@ def malformed_request_not_rejected(ctx: LintContext) -> pl.DataFrame:
         )
     )
     msg = pl.format(
-        "answered the {} request at line {}, which {}, with {} instead of error -32602",
+        "answered the {} request at {}, which {}, with {} instead of error -32602",
         "method",
-        "request_line",
+        line_of("request_ordinal"),
         "problem",
         how,
     )
@@ -659,7 +658,6 @@ def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
                 "responses",
                 "ordinal",
                 "session",
-                "line",
                 "modern",
                 "kind",
                 "error_code",
@@ -678,7 +676,6 @@ def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
             "session",
             "_sup",
             error_ordinal="ordinal",
-            error_line="line",
             method="request_method",
             _tkey=pl.col("_target").fill_null(""),
         )
@@ -707,10 +704,10 @@ def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            'request retried with protocol version "{}", which the -32022 error at line {} '
+            'request retried with protocol version "{}", which the -32022 error at {} '
             "did not list (supported: {})",
             "protocol_version",
-            "error_line",
+            line_of("error_ordinal"),
             "_sup",
         ),
     )
@@ -838,7 +835,7 @@ def invalid_log_level_accepted(ctx: LintContext) -> pl.DataFrame:
         .filter(pl.col("message").str.contains(LOG_LEVEL_KEY, literal=True))
         .with_columns(_level=path(_meta_key(LOG_LEVEL_KEY)))
         .filter(pl.col("_level").is_not_null() & ~pl.col("_level").is_in(_LOG_LEVELS))
-        .select(request_ordinal="ordinal", request_line="line", _level="_level")
+        .select(request_ordinal="ordinal", _level="_level")
     )
     bad = (
         ctx.part("responses", "ordinal", "kind", "request_ordinal")
@@ -848,8 +845,8 @@ def invalid_log_level_accepted(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            'server accepted the request at line {} although its logLevel "{}" is not a log level',
-            "request_line",
+            'server accepted the request at {} although its logLevel "{}" is not a log level',
+            line_of("request_ordinal"),
             "_level",
         ),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.linter.rules.envelope import is_notification_method
 
 _KEY = ["session", "direction", "id"]
@@ -98,15 +98,15 @@ def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     basic/messages.mdx#requests in 2024-11-05).
     """
     # a request whose key no other request has is its key's first use: only reused keys
-    req = _reused(ctx).with_columns(
-        _first=pl.col("request_line").first().over(_KEY),
-        _first_ordinal=pl.col("request_ordinal").first().over(_KEY),
-    )
-    bad = req.filter(pl.col("request_ordinal") != pl.col("_first_ordinal")).rename(
+    req = _reused(ctx).with_columns(_first=pl.col("request_ordinal").first().over(_KEY))
+    bad = req.filter(pl.col("request_ordinal") != pl.col("_first")).rename(
         {"request_ordinal": "ordinal"}
     )
     message = pl.format(
-        "request {} reuses id {}, first used by this sender at line {}", "method", "id", "_first"
+        "request {} reuses id {}, first used by this sender at {}",
+        "method",
+        "id",
+        line_of("_first"),
     )
     return findings(bad, message)
 
@@ -156,18 +156,16 @@ def request_id_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
         _earlier=pl.col("_blocker") % _SHIFT,
         _answered=(pl.col("_blocker") // _SHIFT).replace(_OPEN, None),
     )
-    bad = ctx.lookup(bad, "_earlier", _earlier_line="line")
-    bad = ctx.lookup(bad, "_answered", _answered_line="line")
     when = (
-        pl.when(pl.col("_answered_line").is_null())
+        pl.when(pl.col("_answered").is_null())
         .then(pl.lit("never answered"))
-        .otherwise(pl.format("answered only at line {}", "_answered_line"))
+        .otherwise(pl.format("answered only at {}", line_of("_answered")))
     )
     message = pl.format(
-        "request {} reuses id {} while the request at line {} is still in flight ({})",
+        "request {} reuses id {} while the request at {} is still in flight ({})",
         "method",
         "id",
-        "_earlier_line",
+        line_of("_earlier"),
         when,
     )
     return findings(bad.rename({"request_ordinal": "ordinal"}), message)
@@ -287,7 +285,7 @@ def duplicate_response(ctx: LintContext) -> pl.DataFrame:
         ctx.calls.filter(
             pl.col("request_ordinal").is_not_null() & pl.col("response_ordinal").is_not_null()
         )
-        .select(*_KEY, "request_line", "response_line", _answer="response_ordinal")
+        .select(*_KEY, _asked="request_ordinal", _answer="response_ordinal")
         .sort("_answer")
     )
     found = dups.join_asof(
@@ -299,10 +297,10 @@ def duplicate_response(ctx: LintContext) -> pl.DataFrame:
         check_sortedness=False,
     ).rename({"response_ordinal": "ordinal"})
     message = pl.format(
-        "another response to the request at line {} (id {}), already answered at line {}",
-        pl.col("request_line_right"),
+        "another response to the request at {} (id {}), already answered at {}",
+        line_of("_asked"),
         "id",
-        pl.col("response_line_right"),
+        line_of("_answer"),
     )
     return findings(found, message)
 

@@ -22,7 +22,7 @@ from datetime import timedelta
 import polars as pl
 
 from mcptrace.linter.context import LintContext, computed_where
-from mcptrace.linter.rule import ALL_REVISIONS, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule
 
 _PROGRESS = "notifications/progress"
 #: a notification this close after the response is a race, not a violation
@@ -66,7 +66,6 @@ def _build_token_requests(ctx: LintContext) -> pl.DataFrame:
             pl.col("direction").cast(pl.String).alias("request_direction"),
             token="progress_token",
             request_ordinal="ordinal",
-            request_line="line",
         )
         .join(tasks, on="request_ordinal", how="left", maintain_order="left")
         .with_columns(pl.col("task").fill_null(False))
@@ -256,7 +255,7 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
         )
         .with_columns(_open=pl.col("_end").cum_max().shift(1).over(key))
     )
-    holders = requests.select(*key, _open="_end", holder_line="request_line")
+    holders = requests.select(*key, _open="_end", holder_ordinal="request_ordinal")
     bad = (
         requests.filter(pl.col("_open") > pl.col("request_ordinal"))
         .join(holders, on=[*key, "_open"], how="left")
@@ -265,9 +264,9 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "progressToken {} is already used by the request at line {}, which is still in flight",
+            "progressToken {} is already used by the request at {}, which is still in flight",
             "token",
-            "holder_line",
+            line_of("holder_ordinal"),
         ),
     )
 
@@ -402,17 +401,17 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
         .with_columns(
             prev=pl.when(same).then(pl.col("value").gather(before)),
             prev_text=pl.when(same).then(pl.col("value_text").gather(before)),
-            prev_line=pl.when(same).then(pl.col("line").gather(before)),
+            prev_ordinal=pl.when(same).then(pl.col("ordinal").gather(before)),
         )
     )
     bad = ranked.filter(pl.col("value") <= pl.col("prev"))
     return findings(
         bad,
         pl.format(
-            "progress {} for token {} does not increase on the previous notification (line {}: {})",
+            "progress {} for token {} does not increase on the previous notification ({}: {})",
             "value_text",
             "token",
-            "prev_line",
+            line_of("prev_ordinal"),
             "prev_text",
         ),
     )
@@ -473,8 +472,8 @@ def progress_after_completion(ctx: LintContext) -> pl.DataFrame:
     return findings(
         late,
         pl.format(
-            "progress notification for token {} after the response to its request (line {})",
+            "progress notification for token {} after the response to its request ({})",
             "token",
-            "response_line",
+            line_of("response_ordinal"),
         ),
     )

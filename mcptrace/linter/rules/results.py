@@ -12,8 +12,8 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext, computed_where, json_paths
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
-from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule, since
-from mcptrace.linter.rules.lifecycle import ordered, with_line
+from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, line_of, rule, since
+from mcptrace.linter.rules.lifecycle import ordered
 from mcptrace.protocol import (
     CACHEABLE_METHODS,
     CLIENT_CAPABILITIES_KEY,
@@ -367,8 +367,8 @@ def _input_required_calls(ctx: LintContext) -> pl.DataFrame:
     """``input_required`` results of multi round-trip methods with the request they answered.
 
     Columns: session, ir_state and ir_inputs (JSON text of the result's ``requestState``
-    and ``inputRequests``), first_id and first_line (the answered request), _tkey (its
-    target, "" without one), ir_ordinal, ir_line, method; sorted by ir_ordinal.
+    and ``inputRequests``), first_id and first_ordinal (the answered request), _tkey (its
+    target, "" without one), ir_ordinal, method; sorted by ir_ordinal.
     """
     return ctx.memo("results.input_required_calls", _build_input_required_calls)
 
@@ -385,7 +385,6 @@ def _build_input_required_calls(ctx: LintContext) -> pl.DataFrame:
             "request_ordinal",
             inner=True,
             first_id="id",
-            first_line="line",
             _tkey="target",
         )
         .with_columns(pl.col("_tkey").fill_null(""))
@@ -394,10 +393,9 @@ def _build_input_required_calls(ctx: LintContext) -> pl.DataFrame:
             "ir_state",
             "ir_inputs",
             "first_id",
-            "first_line",
             "_tkey",
+            first_ordinal="request_ordinal",
             ir_ordinal="ordinal",
-            ir_line="line",
             method="request_method",
         )
         .sort("ir_ordinal")
@@ -529,7 +527,10 @@ def mrtr_retry_reuses_id(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "retry of the {} request at line {} reuses its id {}", "method", "first_line", "id"
+            "retry of the {} request at {} reuses its id {}",
+            "method",
+            line_of("first_ordinal"),
+            "id",
         ),
     )
 
@@ -614,12 +615,11 @@ def mrtr_request_state_not_echoed(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "retry of the {} request at line {} {} the requestState "
-            "of the input_required result at line {}",
+            "retry of the {} request at {} {} the requestState of the input_required result at {}",
             "method",
-            "first_line",
+            line_of("first_ordinal"),
             how,
-            "ir_line",
+            line_of("ir_ordinal"),
         ),
     )
 
@@ -703,11 +703,11 @@ def mrtr_unsolicited_request_state(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "retry of the {} request at line {} sends a requestState "
-            "the input_required result at line {} did not give",
+            "retry of the {} request at {} sends a requestState "
+            "the input_required result at {} did not give",
             "method",
-            "first_line",
-            "ir_line",
+            line_of("first_ordinal"),
+            line_of("ir_ordinal"),
         ),
     )
 
@@ -1072,12 +1072,12 @@ def mrtr_input_responses_incomplete(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            'retry of the {} request at line {} has no inputResponses for "{}", asked for by '
-            "the input_required result at line {}",
+            'retry of the {} request at {} has no inputResponses for "{}", asked for by '
+            "the input_required result at {}",
             "method",
-            "first_line",
+            line_of("first_ordinal"),
             "_missing",
-            "ir_line",
+            line_of("ir_ordinal"),
         ),
     )
 
@@ -1137,8 +1137,7 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
         .select(
             "session",
             "ir_ordinal",
-            "ir_line",
-            "first_line",
+            "first_ordinal",
             "_tkey",
             "ir_state",
             ir_method="method",
@@ -1187,12 +1186,12 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "{} request carries the requestState of the input_required result at line {}, "
-            "which answered the {} request at line {}",
+            "{} request carries the requestState of the input_required result at {}, "
+            "which answered the {} request at {}",
             _request_name("method", "_tkey"),
-            "ir_line",
+            line_of("ir_ordinal"),
             _request_name("ir_method", "_tkey_right"),
-            "first_line",
+            line_of("first_ordinal"),
         ),
     )
 
@@ -1266,7 +1265,6 @@ def cache_scope_differs_across_pages(ctx: LintContext) -> pl.DataFrame:
             "request_method",
             "_link",
             _prev="ordinal",
-            _prev_line="line",
             _prev_scope="_scope",
         )
         .sort("_prev")
@@ -1287,11 +1285,11 @@ def cache_scope_differs_across_pages(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            'cacheScope "{}" differs from "{}" on the previous page of this {} (line {})',
+            'cacheScope "{}" differs from "{}" on the previous page of this {} ({})',
             "_scope",
             "_prev_scope",
             "request_method",
-            "_prev_line",
+            line_of("_prev"),
         ),
     )
 
@@ -1600,7 +1598,6 @@ def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
     bad = _unissued_cursors(ctx)
     if bad.is_empty():
         return findings(bad, "")
-    bad = with_line(ctx, bad, "other_ordinal", "other_line")
     shown = (
         pl.when(pl.col("cursor").str.len_chars() > _CURSOR_SHOWN)
         .then(pl.col("cursor").str.slice(0, _CURSOR_SHOWN) + "…")
@@ -1609,7 +1606,9 @@ def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
     where = (
         pl.when(pl.col("other").is_not_null())
         .then(
-            pl.format(" (it is the nextCursor of the {} result at line {})", "other", "other_line")
+            pl.format(
+                " (it is the nextCursor of the {} result at {})", "other", line_of("other_ordinal")
+            )
         )
         .otherwise(pl.lit(""))
     )

@@ -20,7 +20,7 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
-from mcptrace.linter.rule import MODERN, findings, rule
+from mcptrace.linter.rule import MODERN, findings, line_of, rule
 from mcptrace.protocol import SUBSCRIPTION_ID_KEY
 
 _LISTEN = "subscriptions/listen"
@@ -90,13 +90,12 @@ def _client_requests(ctx: LintContext, sessions: pl.DataFrame) -> pl.DataFrame:
     their response, if any)."""
     keep = sessions["session"].unique().implode()
     requests = (
-        ctx.part("requests", "session", "ordinal", "line", "method", "id", "id_type", "direction")
+        ctx.part("requests", "session", "ordinal", "method", "id", "id_type", "direction")
         .filter(pl.col("session").is_in(keep))
         .filter(pl.col("direction") != "s2c", pl.col("id").is_not_null())
         .select(
             "session",
             req_ordinal="ordinal",
-            req_line="line",
             req_method="method",
             sid=pl.when(pl.col("id_type") == "string")
             .then(pl.col("id").str.slice(1, pl.col("id").str.len_chars() - 2))
@@ -105,9 +104,9 @@ def _client_requests(ctx: LintContext, sessions: pl.DataFrame) -> pl.DataFrame:
         )
     )
     # closed: where the request's response is, if it has one
-    return ctx.call_lookup(
-        requests, "req_ordinal", closed_at="response_ordinal", closed_line="response_line"
-    ).sort("req_ordinal")
+    return ctx.call_lookup(requests, "req_ordinal", closed_at="response_ordinal").sort(
+        "req_ordinal"
+    )
 
 
 def _resolve(ctx: LintContext, frame: pl.DataFrame) -> pl.DataFrame:
@@ -264,40 +263,39 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
         .select("ordinal", "session", "sid")
         .sort("ordinal")
         .join_asof(
-            listens.select("session", "sid", _tl="req_line", _tstr="sid_str", _to="req_ordinal"),
+            listens.select("session", "sid", _tstr="sid_str", _to="req_ordinal"),
             left_on="ordinal",
             right_on="_to",
             by=["session", "sid"],
             strategy="backward",
             check_sortedness=False,
         )
-        .select("ordinal", "_tl", "_tstr")
+        .select("ordinal", "_to", "_tstr")
     )
     rows = rows.join(other_type, on="ordinal", how="left").with_columns(_shown=sid_text())
     problem = (
         pl.when(pl.col("req_ordinal").is_not_null() & (pl.col("req_method") != _LISTEN))
         .then(
             pl.format(
-                "names the {} request at line {}, not a subscriptions/listen request",
+                "names the {} request at {}, not a subscriptions/listen request",
                 "req_method",
-                "req_line",
+                line_of("req_ordinal"),
             )
         )
         .when(pl.col("req_ordinal").is_not_null() & (pl.col("closed_at") < pl.col("ordinal")))
         .then(
             pl.format(
-                "names the subscriptions/listen request at line {}, "
-                "which the server closed at line {}",
-                "req_line",
-                "closed_line",
+                "names the subscriptions/listen request at {}, which the server closed at {}",
+                line_of("req_ordinal"),
+                line_of("closed_at"),
             )
         )
-        .when(pl.col("req_ordinal").is_null() & pl.col("_tl").is_not_null())
+        .when(pl.col("req_ordinal").is_null() & pl.col("_to").is_not_null())
         .then(
             pl.format(
-                "is a {} but the subscriptions/listen request at line {} has a {} id",
+                "is a {} but the subscriptions/listen request at {} has a {} id",
                 pl.when(pl.col("sid_str")).then(pl.lit("string")).otherwise(pl.lit("number")),
-                "_tl",
+                line_of("_to"),
                 pl.when(pl.col("_tstr")).then(pl.lit("string")).otherwise(pl.lit("number")),
             )
         )
@@ -428,9 +426,9 @@ def listen_acknowledgment_not_first(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "{} sent on the subscription of the request at line {} before its acknowledgment{}",
+            "{} sent on the subscription of the request at {} before its acknowledgment{}",
             what,
-            "req_line",
+            line_of("req_ordinal"),
             pl.format(" ({})", when).fill_null(""),
         ),
     )
@@ -515,7 +513,7 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
     list_bad = rows.filter(pl.col("method").is_in(list(_LIST_CHANGED)) & ~wanted)
     field_of = pl.col("method").replace_strict(_LIST_CHANGED, default=None)
     list_bad = list_bad.with_columns(
-        _p=pl.format("the listen request at line {} did not set {}", "req_line", field_of)
+        _p=pl.format("the listen request at {} did not set {}", line_of("req_ordinal"), field_of)
     )
 
     updated = ctx.lookup(
@@ -540,9 +538,9 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
     )
     upd_bad = updated.join(covered, on="ordinal", how="anti").with_columns(
         _p=pl.format(
-            "{} is not among the resourceSubscriptions of the listen request at line {}",
+            "{} is not among the resourceSubscriptions of the listen request at {}",
             "_uri",
-            "req_line",
+            line_of("req_ordinal"),
         )
     )
     bad = pl.concat(
@@ -671,12 +669,10 @@ def server_cancel_not_for_listen(ctx: LintContext) -> pl.DataFrame:
     )
     # only the sessions of those cancels matter (usually none)
     reqs = (
-        ctx.part("requests", "session", "id", "ordinal", "line", "method", "direction")
+        ctx.part("requests", "session", "id", "ordinal", "method", "direction")
         .filter(pl.col("session").is_in(cancels["session"].unique().implode()))
         .filter(pl.col("direction") != "s2c", pl.col("id").is_not_null())
-        .select(
-            "session", cancel_id="id", req_ordinal="ordinal", req_line="line", req_method="method"
-        )
+        .select("session", cancel_id="id", req_ordinal="ordinal", req_method="method")
         .sort("req_ordinal")
     )
     first = reqs.group_by("session").agg(_first=pl.col("req_ordinal").min())
@@ -696,7 +692,7 @@ def server_cancel_not_for_listen(ctx: LintContext) -> pl.DataFrame:
     )
     problem = (
         pl.when(pl.col("req_ordinal").is_not_null() & (pl.col("req_method") != _LISTEN))
-        .then(pl.format("names the {} request at line {}", "req_method", "req_line"))
+        .then(pl.format("names the {} request at {}", "req_method", line_of("req_ordinal")))
         .when(pl.col("req_ordinal").is_null() & (pl.col("_first") < pl.col("ordinal")))
         .then(
             pl.format(
@@ -780,11 +776,7 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
     to honor." — docs/specification/2026-07-28/basic/patterns/subscriptions.mdx#acknowledgment
     (2026-07-28). Schema: `SubscriptionsAcknowledgedNotificationParams`.
     """
-    acks = (
-        _listen_stream(ctx)
-        .filter(pl.col("method") == _ACK)
-        .select("ordinal", "req_ordinal", "req_line")
-    )
+    acks = _listen_stream(ctx).filter(pl.col("method") == _ACK).select("ordinal", "req_ordinal")
     if acks.is_empty():
         return findings(acks, "")
     fields = list(_LIST_CHANGED.values())
@@ -808,7 +800,7 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
         ]
     ).list.drop_nulls()
     flags = rows.with_columns(_g=granted.list.join(", ")).filter(pl.col("_g") != "")
-    flags = flags.select("ordinal", "req_line", _p=pl.format("grants {}", "_g"))
+    flags = flags.select("ordinal", "req_ordinal", _p=pl.format("grants {}", "_g"))
 
     def uris(frame: pl.DataFrame, col: str, key: str) -> pl.DataFrame:
         listed = frame.filter(pl.col(col).str.starts_with("[")).select(ordinal=key, _l=col)
@@ -818,25 +810,25 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
         )
 
     acked = uris(rows, "a_subs", "ordinal").join(
-        rows.select("ordinal", "req_ordinal", "req_line"), on="ordinal"
+        rows.select("ordinal", "req_ordinal"), on="ordinal"
     )
     asked = uris(rows.unique("req_ordinal"), "r_subs", "req_ordinal")
     extra = (
         acked.join(asked, on=["req_ordinal", "_uri"], how="anti")
-        .group_by("ordinal", "req_line", maintain_order=True)
+        .group_by("ordinal", "req_ordinal", maintain_order=True)
         .agg(pl.col("_uri").str.join(", "))
-        .select("ordinal", "req_line", _p=pl.format("subscribes {}", "_uri"))
+        .select("ordinal", "req_ordinal", _p=pl.format("subscribes {}", "_uri"))
     )
     bad = (
         pl.concat([flags, extra])
-        .group_by("ordinal", "req_line", maintain_order=True)
+        .group_by("ordinal", "req_ordinal", maintain_order=True)
         .agg(pl.col("_p").str.join(" and "))
     )
     return findings(
         bad,
         pl.format(
-            "acknowledgment {}, which the listen request at line {} did not ask for",
+            "acknowledgment {}, which the listen request at {} did not ask for",
             "_p",
-            "req_line",
+            line_of("req_ordinal"),
         ),
     )

@@ -21,7 +21,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import LintContext, json_paths
-from mcptrace.linter.rule import and_more, findings, quoted, rule, shown
+from mcptrace.linter.rule import and_more, findings, line_of, quoted, rule, shown
 from mcptrace.linter.rules.cancellation import matched_cancels, sent_well_after_response
 from mcptrace.linter.rules.tools import defined_at, tool_definitions
 from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
@@ -39,7 +39,6 @@ _OBSERVED = {
     "status": pl.String,
     "updated": pl.String,
     "ordinal": pl.Int64,
-    "line": pl.Int64,
     "what": pl.String,
     "request_ordinal": pl.Int64,
 }
@@ -84,7 +83,7 @@ def _list_entries(texts: pl.Series) -> pl.DataFrame:
 def _created(ctx: LintContext) -> pl.DataFrame:
     """The success responses to task-augmented requests (`params.task`; `"task"` is a rare
     marker, so only a few request texts are read), with the task they report: session,
-    direction, ordinal, line of the response, request_ordinal, task_id, status, updated."""
+    direction, ordinal of the response, request_ordinal, task_id, status, updated."""
     requests = (
         ctx.part("requests", "rare", "modern", "parse_error", "ordinal", "message")
         # 2026-07-28 has no core tasks: its requests (the rare marker is common there) are
@@ -108,7 +107,6 @@ def _created(ctx: LintContext) -> pl.DataFrame:
             parse_error="parse_error",
             session="session",
             direction="direction",
-            line="line",
             message="message",
         )
         .filter((pl.col("kind") == "response") & pl.col("parse_error").is_null())
@@ -123,9 +121,9 @@ def _created(ctx: LintContext) -> pl.DataFrame:
 
 def _build_statuses(ctx: LintContext) -> pl.DataFrame:
     """session, direction (as text), task_id, status, updated (`lastUpdatedAt` text),
-    ordinal, line, what (the kind of message) and request_ordinal (of the request a
-    response answers), sorted by ordinal. Only the five statuses of the spec."""
-    where = ("session", "direction", "ordinal", "line")
+    ordinal, what (the kind of message) and request_ordinal (of the request a response
+    answers), sorted by ordinal. Only the five statuses of the spec."""
+    where = ("session", "direction", "ordinal")
     # responses to tasks/*: a typed test (the texts of tasks/get results have no marker)
     responses = (
         ctx.part("responses", "request_method", "kind", "parse_error", *where, "message")
@@ -247,12 +245,12 @@ def task_cancelled_by_notification(ctx: LintContext) -> pl.DataFrame:
     return findings(
         late.sort("ordinal"),
         pl.format(
-            "notifications/cancelled names request id {} (line {}), which became task {} at "
-            "line {}: a task is cancelled with tasks/cancel",
+            "notifications/cancelled names request id {} ({}), which became task {} at {}: "
+            "a task is cancelled with tasks/cancel",
             "id",
-            "request_line",
+            line_of("request_ordinal"),
             "task_id",
-            "response_line",
+            line_of("response_ordinal"),
         ),
     )
 
@@ -318,7 +316,6 @@ def task_status_transition(ctx: LintContext) -> pl.DataFrame:
         .select(
             *key,
             _end_ordinal="ordinal",
-            _end_line="line",
             _end_status="status",
             _end_updated="updated",
             _end_what="what",
@@ -346,13 +343,13 @@ def task_status_transition(ctx: LintContext) -> pl.DataFrame:
     return findings(
         later,
         pl.format(
-            "{} reports task {} as {}, but it was already {} ({} at line {}), a terminal status{}",
+            "{} reports task {} as {}, but it was already {} ({} at {}), a terminal status{}",
             "what",
             "task_id",
             "status",
             "_end_status",
             "_end_what",
-            "_end_line",
+            line_of("_end_ordinal"),
             more,
         ),
     )
@@ -406,7 +403,7 @@ def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
     """
     statuses = _statuses(ctx).filter(pl.col("status").is_in(_TERMINAL))
     cancels = ctx.part(
-        "requests", "method", "parse_error", "session", "direction", "ordinal", "line", "message"
+        "requests", "method", "parse_error", "session", "direction", "ordinal", "message"
     ).filter((pl.col("method") == "tasks/cancel") & pl.col("parse_error").is_null())
     if statuses.is_empty() or cancels.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
@@ -419,7 +416,6 @@ def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
             "task_id",
             direction=_receiver(pl.col("direction")),
             request_ordinal="ordinal",
-            request_line="line",
         )
     )
     cancels = (
@@ -434,7 +430,6 @@ def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
         "direction",
         "task_id",
         _end_ordinal="ordinal",
-        _end_line="line",
         _end_status="status",
     )
     late = cancels.join_asof(
@@ -448,12 +443,12 @@ def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
     return findings(
         late.with_columns(ordinal="response_ordinal"),
         pl.format(
-            "tasks/cancel (line {}) for task {}, already {} at line {}, answered with a result "
+            "tasks/cancel ({}) for task {}, already {} at {}, answered with a result "
             "instead of error -32602",
-            "request_line",
+            line_of("request_ordinal"),
             "task_id",
             "_end_status",
-            "_end_line",
+            line_of("_end_ordinal"),
         ),
     )
 
@@ -522,7 +517,7 @@ def task_result_without_related_task(ctx: LintContext) -> pl.DataFrame:
     meta = f'$.result._meta["{_RELATED}"]'
     rows = (
         responses.pipe(json_paths, _related=meta, _related_id=meta + ".taskId")
-        .pipe(ctx.lookup, "request_ordinal", _request="message", _request_line="line")
+        .pipe(ctx.lookup, "request_ordinal", _request="message")
         .with_columns(_asked=pl.col("_request").str.json_path_match("$.params.taskId"))
     )
     missing = pl.col("_related").is_null()
@@ -535,8 +530,8 @@ def task_result_without_related_task(ctx: LintContext) -> pl.DataFrame:
         pl.when(missing)
         .then(
             pl.format(
-                'tasks/result response (request at line {}) has no _meta["{}"]',
-                "_request_line",
+                'tasks/result response (request at {}) has no _meta["{}"]',
+                line_of("request_ordinal"),
                 pl.lit(_RELATED),
             )
         )
@@ -544,11 +539,11 @@ def task_result_without_related_task(ctx: LintContext) -> pl.DataFrame:
         .then(pl.format('_meta["{}"] of a tasks/result response has no taskId', pl.lit(_RELATED)))
         .otherwise(
             pl.format(
-                '_meta["{}"] of a tasks/result response names task {}, but the request (line {}) '
+                '_meta["{}"] of a tasks/result response names task {}, but the request ({}) '
                 "asked for task {}",
                 pl.lit(_RELATED),
                 "_related_id",
-                "_request_line",
+                line_of("request_ordinal"),
                 "_asked",
             )
         ),
@@ -848,7 +843,7 @@ def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
             response="message",
         )
         .filter(pl.col("kind") == "response")
-        .pipe(ctx.lookup, "request_ordinal", request_line="line", request="message", tool="target")
+        .pipe(ctx.lookup, "request_ordinal", request="message", tool="target")
         .pipe(lambda rows: _task_tools_only(ctx, rows))
     )
     problems = [_not_created(*pair) for pair in rows.select("request", "response").iter_rows()]
@@ -858,10 +853,10 @@ def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad.sort("ordinal"),
         pl.format(
-            "response to a task-augmented {} (line {}) is not a CreateTaskResult, though the "
+            "response to a task-augmented {} ({}) is not a CreateTaskResult, though the "
             "{} declared {}: {}",
             "method",
-            "request_line",
+            line_of("request_ordinal"),
             "side",
             "gate",
             "_problem",
@@ -875,10 +870,9 @@ _TOOLS_CALL_GATE = TASK_AUGMENTATION_GATES["tools/call"][1]
 _TOOL_CALLS = {
     "ordinal": pl.Int64,
     "session": pl.UInt32,
-    "line": pl.Int64,
     "tool": pl.String,
     "task_support": pl.String,
-    "list_line": pl.Int64,
+    "list_ordinal": pl.Int64,
     "augmented": pl.Boolean,
     "malformed": pl.String,
 }
@@ -916,8 +910,8 @@ def _judged_tool_calls(ctx: LintContext) -> pl.DataFrame:
     may be breaking: in a session whose server declared `tasks.requests.tools.call`, of a
     tool defined in the latest earlier `tools/list` result of the session, and either
     naming `"task"` while the tool offers no task execution or calling a tool whose
-    taskSupport is `required`. Columns: ordinal, session, line, tool, task_support (when
-    a string), list_line (of that `tools/list` result), augmented (`params.task` is an
+    taskSupport is `required`. Columns: ordinal, session, tool, task_support (when a
+    string), list_ordinal (of that `tools/list` result), augmented (`params.task` is an
     object) and malformed (a `params.task` there but no object, shown)."""
     return ctx.memo("tasks.judged_tool_calls", _build_judged_tool_calls)
 
@@ -939,7 +933,6 @@ def _build_judged_tool_calls(ctx: LintContext) -> pl.DataFrame:
             "direction",
             "target",
             "ordinal",
-            "line",
             "message",
         )
         .filter(pl.col("method") == "tools/call")
@@ -953,7 +946,7 @@ def _build_judged_tool_calls(ctx: LintContext) -> pl.DataFrame:
             & pl.col("target").is_not_null()
             & (pl.col("direction").cast(pl.String) != "s2c")
         )
-        .select("session", "ordinal", "line", "message", tool="target")
+        .select("session", "ordinal", "message", tool="target")
     )
     if calls.is_empty():
         return empty
@@ -974,7 +967,7 @@ def _build_judged_tool_calls(ctx: LintContext) -> pl.DataFrame:
     return (
         listed.join(tasks, on="message", how="left", maintain_order="left")
         .with_columns(pl.col("augmented").fill_null(False))
-        .pipe(ctx.lookup, "_defined", list_line="line")
+        .rename({"_defined": "list_ordinal"})
         .select(pl.col(c).cast(t) for c, t in _TOOL_CALLS.items())
     )
 
@@ -1068,11 +1061,11 @@ def tool_task_support_ignored(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "tools/call of tool {} {}, but the tool has {} (tools/list result at line {}): {}",
+            "tools/call of tool {} {}, but the tool has {} (tools/list result at {}): {}",
             quoted(bad, "tool"),
             did,
             support,
-            "list_line",
+            line_of("list_ordinal"),
             need,
         ),
     )
@@ -1136,7 +1129,7 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
     answers = _answers(
         ctx,
-        calls.select("tool", "list_line", request_line="line", request_ordinal="ordinal"),
+        calls.select("tool", "list_ordinal", request_ordinal="ordinal"),
         error_code="error_code",
     ).filter(pl.col("kind").is_in(["response", "error"]))
     bad = answers.filter(
@@ -1152,12 +1145,12 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad.sort("ordinal"),
         pl.format(
-            "answer to a tools/call of tool {} without params.task (line {}) is {}, not error "
+            "answer to a tools/call of tool {} without params.task ({}) is {}, not error "
             '-32601, though the tool\'s execution.taskSupport is "required" (tools/list result '
-            "at line {})",
+            "at {})",
             quoted(bad, "tool"),
-            "request_line",
+            line_of("request_ordinal"),
             answer,
-            "list_line",
+            line_of("list_ordinal"),
         ),
     )

@@ -22,7 +22,16 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import ENVELOPE, LintContext
-from mcptrace.linter.rule import MODERN, SHOWN_CHARS, findings, quoted, rule, shown, since
+from mcptrace.linter.rule import (
+    MODERN,
+    SHOWN_CHARS,
+    findings,
+    line_of,
+    quoted,
+    rule,
+    shown,
+    since,
+)
 from mcptrace.linter.rules.transport import BASE64_VALUE, CONTROL_CHAR, client_http, needs_base64
 from mcptrace.linter.schemas import json_path
 from mcptrace.protocol import INVALID_PARAMS
@@ -605,14 +614,13 @@ def tools_order_changed(ctx: LintContext) -> pl.DataFrame:
         strategy="backward",
         check_sortedness=False,
     ).filter(pl.col("_changed").is_null() | (pl.col("_changed") < pl.col("_before_ordinal")))
-    moved = ctx.lookup(moved, "_before_ordinal", _before_line="line")
     return findings(
         moved,
         pl.format(
-            "tools/list lists the same {} tools as the result on line {} in another order "
+            "tools/list lists the same {} tools as the result on {} in another order "
             "({}; was {}) with no {} in between",
             pl.col("_names").list.len(),
-            "_before_line",
+            line_of("_before_ordinal"),
             _names_shown("_names"),
             _names_shown("_before"),
             pl.lit(_LIST_CHANGED),
@@ -1004,7 +1012,7 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
         "error_message",
         ordinal="request_ordinal",
         tool="target",
-        request_line="request_line",
+        request_ordinal="request_ordinal",
     )
     if calls.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
@@ -1017,10 +1025,10 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad.sort("ordinal"),
         pl.format(
-            'tools/call of the listed tool "{}" (line {}) answered with protocol error -32602'
+            'tools/call of the listed tool "{}" ({}) answered with protocol error -32602'
             ' "{}": an input validation error belongs in a result with isError: true',
             "tool",
-            "request_line",
+            line_of("request_ordinal"),
             _cut(pl.col("error_message").fill_null("")),
         ),
     )

@@ -34,7 +34,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import LEGACY, MODERN, SHOWN_CHARS, findings, rule, since
+from mcptrace.linter.rule import LEGACY, MODERN, SHOWN_CHARS, findings, line_of, rule, since
 from mcptrace.linter.rules.lifecycle import initialize_calls, ordered
 from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
 from mcptrace.protocol import LOG_LEVEL_KEY, REVISIONS
@@ -1571,23 +1571,23 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
         & _GENERAL_HEADERS
         & ~_has_header(_RESUMPTION_HEADER),
     )
-    same_exchange = gets.select("session", "source", "line", "plain", get_line="line").unique(
+    same_exchange = gets.select("session", "source", "line", "plain", get_ordinal="ordinal").unique(
         ["session", "source", "line"], keep="first"
     )
     responses = responses.join(
         same_exchange, on=["session", "source", "line"], how="left", maintain_order="left"
     )
-    on_own_line = responses.filter(pl.col("get_line").is_not_null())
+    on_own_line = responses.filter(pl.col("get_ordinal").is_not_null())
     # every GET so far in the session was plain: no stream open then was a resumption
     so_far = gets.select(
         "session",
         at="ordinal",
-        get_line="line",
+        get_ordinal="ordinal",
         plain=(~pl.col("plain")).cum_sum().over("session") == 0,
     )
     elsewhere = (
-        responses.filter(pl.col("get_line").is_null() & ordered(ctx))
-        .drop("get_line", "plain")
+        responses.filter(pl.col("get_ordinal").is_null() & ordered(ctx))
+        .drop("get_ordinal", "plain")
         .join_asof(
             so_far,
             left_on="ordinal",
@@ -1607,12 +1607,12 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "server sent the JSON-RPC {} to id {} on the stream of the GET at line {},"
+            "server sent the JSON-RPC {} to id {} on the stream of the GET at {},"
             " which resumed no stream (no Last-Event-ID header): a response goes on the"
             " POST stream of its request",
             what,
             pl.col("id").fill_null("null"),
-            "get_line",
+            line_of("get_ordinal"),
         ),
     )
 
@@ -1693,7 +1693,7 @@ def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
     answered = ctx.call_lookup(
         requests, "ordinal", answer="response_ordinal", outcome="outcome", code="error_code"
     ).filter(pl.col("answer").is_not_null())
-    answered = ctx.lookup(answered, "ordinal", request_line="line", request_status="http_status")
+    answered = ctx.lookup(answered, "ordinal", request_status="http_status")
     answered = ctx.lookup(answered, "answer", answer_status="http_status")
     # the exchange's status first, as for the other status rules (see _exchanges)
     status = pl.coalesce("request_status", "answer_status")
@@ -1706,7 +1706,7 @@ def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
     )
     # the finding points at the answer; a HeaderMismatch sent with another status than
     # 400 is HT006's finding (the status of every -32020), not reported twice
-    bad = answered.with_columns(status=status, ordinal="answer").filter(
+    bad = answered.with_columns(status=status, request_ordinal="ordinal", ordinal="answer").filter(
         (~rejected | wrong_code) & ~excused
     )
     error = (
@@ -1724,11 +1724,11 @@ def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "{} request id {} (line {}), whose {}, {}: a header mismatch must be rejected"
+            "{} request id {} ({}), whose {}, {}: a header mismatch must be rejected"
             " with 400 Bad Request and HeaderMismatch (-32020)",
             "method",
             "id",
-            "request_line",
+            line_of("request_ordinal"),
             "mismatch",
             verdict,
         ),
@@ -1914,6 +1914,7 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
         .sort(~pl.col("home"), "opened", "ordinal", nulls_last=True)
         .with_columns(
             first_line=pl.col("line").first().over(group),
+            first_ordinal=pl.col("ordinal").first().over(group),
             first_verb=pl.col("verb").first().over(group),
         )
     )
@@ -1928,11 +1929,11 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.format(
-            "server sent the {} on this stream and on the stream of the {} at line {}:"
+            "server sent the {} on this stream and on the stream of the {} at {}:"
             " each message goes on one stream only",
             what,
             "first_verb",
-            "first_line",
+            line_of("first_ordinal"),
         ),
     )
 
