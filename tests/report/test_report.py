@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 import mcptrace
 from mcptrace.cli import app
 from mcptrace.cli._common import parse_time
+from mcptrace.errors import UsageError
 from mcptrace.linter import lint
 from mcptrace.report import SECTIONS, build_report, write_report
 from mcptrace.report._assets import CSP, OUTCOME_CSS_COLORS
@@ -322,6 +323,13 @@ def test_findings_given_by_the_caller(incident: Trace) -> None:
     assert "<code>JR004</code>" in findings and "<code>PR001</code>" not in findings
     assert "supplied by the caller" in page
     assert "<title>JR only</title>" in page
+
+
+def test_a_failing_lint_fails_the_report(incident: Trace) -> None:
+    # the lint runs on a thread of its own while plots are drawn: its error still
+    # reaches the caller, not a page without findings
+    with pytest.raises(UsageError, match="unknown revision"):
+        build_report(incident, revision="2099-01-01")
 
 
 def test_command_passes_allowed_origins_to_the_linter(
