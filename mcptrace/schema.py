@@ -62,6 +62,8 @@ RevisionSource = pl.Enum(REVISION_SOURCES)
 Severity = pl.Enum(SEVERITIES)
 Scope = pl.Enum(SCOPES)
 Timestamp = pl.Datetime("us", "UTC")
+#: the other messages a finding's message names: each one's file and line
+Related = pl.List(pl.Struct({"source": pl.String(), "line": pl.Int64()}))
 
 
 @dataclass(frozen=True)
@@ -429,6 +431,12 @@ FINDINGS = Table(
             pl.String(),
             "what is wrong, in one sentence; other messages are named by line, as "
             "`line N of FILE` when in another file than `source`",
+        ),
+        Column(
+            "related",
+            Related,
+            "the other messages `message` names, in its order: a list of {source, line} "
+            "(empty when it names none)",
         ),
     ),
 )

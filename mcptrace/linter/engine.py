@@ -20,7 +20,7 @@ from mcptrace.linter.registry import select_rules
 from mcptrace.linter.rule import ALL_REVISIONS, PLACE_CLOSE, PLACE_OPEN, Rule
 from mcptrace.loaders.chunked import workers
 from mcptrace.protocol import is_known_revision
-from mcptrace.schema import FINDINGS
+from mcptrace.schema import FINDINGS, Related
 from mcptrace.trace import Trace
 
 #: Rules run two at a time: Polars releases the GIL in each query, so one rule's Python
@@ -76,17 +76,19 @@ def spelled_places(found: pl.DataFrame, ctx: LintContext) -> pl.DataFrame:
     name (see :func:`~mcptrace.linter.rule.line_of`) spelled ``line N``, or ``line N of
     FILE`` when that message is in another file than the finding's: FILE is the file's
     name when both files are in one folder (as a rotated log's are: the message then
-    reads the same wherever the folder is, which baselines rely on), else its path."""
+    reads the same wherever the folder is, which baselines rely on), else its path.
+    Adds ``related``: those messages' files and lines, in the message's order."""
     marked = found["message"].str.contains(PLACE_OPEN, literal=True).fill_null(False)
     if not marked.any():
-        return found
+        return found.with_columns(related=pl.lit([], Related))
+    found = found.with_row_index("_row")
     # each message cut at its placeholders: piece 0 is text, each later piece starts
     # with an ordinal and the closing mark
     pieces = (
         found.filter(marked)
         .select(
+            "_row",
             "source",
-            _f=pl.int_range(pl.len(), dtype=pl.UInt32),
             _piece=pl.col("message").str.split(PLACE_OPEN),
         )
         .with_columns(_i=pl.int_ranges(pl.col("_piece").list.len()))
@@ -112,13 +114,14 @@ def spelled_places(found: pl.DataFrame, ctx: LintContext) -> pl.DataFrame:
         .then(pl.format("{} of {}", line, pl.col("_at_source").str.extract(r"([^/\\]*)$")))
         .otherwise(pl.format("{} of {}", line, "_at_source"))
     )
-    text = (
-        pieces.group_by("_f", maintain_order=True)
-        .agg(pl.concat_str(place, pl.col("_rest")).str.join("").alias("_text"))
-        .sort("_f")
-        .get_column("_text")
+    named = pl.struct(source="_at_source", line="_at_line")
+    spelled = pieces.group_by("_row", maintain_order=True).agg(
+        message=pl.concat_str(place, pl.col("_rest")).str.join(""),
+        related=named.filter(pl.col("_at_line").is_not_null()).unique(maintain_order=True),
     )
-    return found.with_columns(found["message"].scatter(marked.arg_true(), text))
+    rest = found.filter(~marked).with_columns(related=pl.lit([], Related))
+    done = found.filter(marked).drop("message").join(spelled, on="_row", maintain_order="left")
+    return pl.concat([rest, done], how="diagonal").sort("_row").drop("_row")
 
 
 def lint(

@@ -183,7 +183,17 @@ def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with its text in buffers of its own. A filtered or gathered text column
     still points into the buffers it came from, here the share's whole capture text."""
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
-    return frame.with_columns(pl.concat_str(pl.col(name), pl.lit("")).alias(name) for name in text)
+    frame = frame.with_columns(pl.concat_str(pl.col(name), pl.lit("")).alias(name) for name in text)
+    if "related" not in frame.columns:
+        return frame
+    named = pl.element().struct
+    return frame.with_columns(
+        pl.col("related").list.eval(
+            pl.struct(
+                source=pl.concat_str(named.field("source"), pl.lit("")), line=named.field("line")
+            )
+        )
+    )
 
 
 @dataclass(frozen=True)

@@ -760,6 +760,16 @@ def _referenced_lines(message: str | None) -> list[int]:
     return [int(n) for m in _LINE_REFS.finditer(message) for n in re.findall(r"\d+", m.group(1))]
 
 
+def _named(r: dict[str, Any]) -> list[tuple[str | None, int | None]]:
+    """File and line of the other messages a finding's message names: its ``related``,
+    or, in a findings table given without that column, the lines its text names (taken
+    to be in the finding's own file)."""
+    related = r.get("related")
+    if related is not None:
+        return [(other["source"], other["line"]) for other in related]
+    return [(r["source"], n) for n in _referenced_lines(r["message"])]
+
+
 def _section_findings(d: _Data) -> Html:
     from mcptrace.linter import RULES
 
@@ -799,9 +809,9 @@ def _section_findings(d: _Data) -> Html:
             ]
         )
     d.raw.load(
-        (r["source"], n)
+        place
         for r in shown.iter_rows(named=True)
-        for n in [r["line"], *_referenced_lines(r["message"])]
+        for place in [(r["source"], r["line"]), *_named(r)]
     )
     details = [_finding_detail(d, r, RULES.get(r["code"])) for r in shown.iter_rows(named=True)]
     cut = (
@@ -824,17 +834,23 @@ def _section_findings(d: _Data) -> Html:
 
 def _finding_detail(d: _Data, r: dict[str, Any], rule: Rule | None) -> Html:
     severity = str(r["severity"])
-    lines = sorted({r["line"], *_referenced_lines(r["message"])} - {None})
+    own = (r["source"], r["line"])
+    # in capture order: the files as loaded, then the lines
+    order = {source: i for i, source in enumerate(d.names)}
+    places = sorted(
+        {place for place in [own, *_named(r)] if place[1] is not None},
+        key=lambda p: (order.get(p[0] or "", len(order)), p[0] or "", p[1] or 0),
+    )
     blocks = [
         _raw_block(
             [
-                _where(r["source"], n, d.names),
-                el("span", "  ← flagged", class_="flag") if n == r["line"] else None,
+                _where(source, n, d.names),
+                el("span", "  ← flagged", class_="flag") if (source, n) == own else None,
             ],
-            d.raw.get(r["source"], n),
-            flagged=n == r["line"],
+            d.raw.get(source, n),
+            flagged=(source, n) == own,
         )
-        for n in lines
+        for source, n in places
     ]
     where = el(
         "p",

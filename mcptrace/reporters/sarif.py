@@ -4,7 +4,8 @@ Written to the OASIS "Static Analysis Results Interchange Format Version 2.1.0"
 standard: one ``run`` whose ``tool.driver.rules`` lists only the rules that occur in
 the results (as ruff's emitter does, so the file stays small), each result pointing
 at its rule by ``ruleId`` and ``ruleIndex`` and at the capture line by
-``physicalLocation.region.startLine``.
+``physicalLocation.region.startLine``; the other messages its message names (the
+findings table's ``related``) are its ``relatedLocations``.
 """
 
 from __future__ import annotations
@@ -53,18 +54,31 @@ def _rule_descriptor(rule: Rule) -> dict[str, Any]:
     }
 
 
+def _physical(source: str | None, line: int | None, ctx: ReportContext) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(source, ctx.root)}}
+    if line is not None:
+        location["region"] = {"startLine": line}
+    return location
+
+
 def _result(row: dict[str, Any], index: int, ctx: ReportContext) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(row["source"], ctx.root)}}
-    if row["line"] is not None:
-        location["region"] = {"startLine": row["line"]}
-    return {
+    result: dict[str, Any] = {
         "ruleId": row["code"],
         "ruleIndex": index,
         "level": LEVELS[row["severity"]],
         "message": {"text": row["message"] or ""},
-        "locations": [{"physicalLocation": location}],
-        "properties": {"session": row["session"], "revision": row["revision"]},
+        "locations": [{"physicalLocation": _physical(row["source"], row["line"], ctx)}],
     }
+    # the other messages the message names (the request a response answers...), so a
+    # viewer can open them next to the finding
+    related = [
+        {"id": i, "physicalLocation": _physical(other["source"], other["line"], ctx)}
+        for i, other in enumerate(row.get("related") or [], 1)
+    ]
+    if related:
+        result["relatedLocations"] = related
+    result["properties"] = {"session": row["session"], "revision": row["revision"]}
+    return result
 
 
 def report(findings: pl.DataFrame, ctx: ReportContext) -> dict[str, Any]:

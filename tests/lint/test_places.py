@@ -110,6 +110,27 @@ def test_a_line_in_another_file_of_the_folder_names_that_file(tmp_path: Path) ->
 
 
 @needs_scanner
+def test_related_gives_the_file_and_line_of_each_message_named(tmp_path: Path) -> None:
+    folder = _rotated(tmp_path)
+    older = str(folder / "x.jsonl.1")
+    found = lint(mcptrace.load(folder), **LEGACY_PAIRING)
+    assert found["related"].to_list() == [
+        [{"source": older, "line": 1}, {"source": older, "line": 2}],
+        [{"source": older, "line": 1}],
+        [{"source": older, "line": 1}],
+    ]
+    single = _write(tmp_path / "one" / "x.jsonl", EXCHANGE)
+    found = lint(mcptrace.load(single), revision="2025-11-25")
+    keys = found["code"] + ":" + found["line"].cast(pl.String)
+    named = dict(zip(keys, found["related"], strict=True))
+    assert named["PR004:3"].to_list() == [
+        {"source": str(single), "line": 1},
+        {"source": str(single), "line": 2},
+    ]
+    # a message naming no other message relates to none
+    assert named["PR007:5"].to_list() == []
+
+
 def test_shares_spell_lines_in_other_files_as_the_whole_load_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,10 +176,19 @@ def test_places_are_spelled_where_a_message_names_several_or_none(tmp_path: Path
         .otherwise("message")
         .alias("message")
     )
-    assert spelled_places(marked, ctx)["message"].to_list() == [
+    spelled = spelled_places(marked, ctx)
+    assert spelled["message"].to_list() == [
         "from line 1 of x.jsonl.1 to line 1 (50%)",
         "no place",
         None,
+    ]
+    assert spelled["related"].to_list() == [
+        [
+            {"source": str(folder / "x.jsonl.1"), "line": 1},
+            {"source": str(folder / "x.jsonl"), "line": 1},
+        ],
+        [],
+        [],
     ]
 
 

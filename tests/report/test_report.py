@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
+import orjson
 import polars as pl
 import pytest
 from factories import SAMPLES, WriteLines, err, note, rec, req, res, ts
@@ -210,6 +211,40 @@ def test_a_finding_shows_the_lines_its_message_names(page: str) -> None:
     ]
     assert cn003.count('class="raw flagged"') == 1
     assert "badge sev-warning" in cn003
+
+
+def test_a_finding_shows_the_lines_it_names_in_another_file(tmp_path: Path) -> None:
+    # a legacy client reuses id 3 across a log rotation: the reused request is line 1 of
+    # the newer file, the first use line 1 of the older one
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    older = [rec(req(3, "tools/list"), ts=ts(1)), rec(res(3, {"tools": []}), dir="s2c", ts=ts(2))]
+    (logs / "x.jsonl.1").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in older))
+    (logs / "x.jsonl").write_bytes(orjson.dumps(rec(req(3, "prompts/list"), ts=ts(3))) + b"\n")
+    trace = mcptrace.load(logs)
+    page = build_report(trace, select=["PR001"], revision="2025-11-25")
+    pr001 = _finding(page, "PR001")
+    labels = re.findall(r'<div class="raw-label">([^<]*)', pr001)
+    assert labels == ["x.jsonl.1:1", "x.jsonl:1"]
+    assert "&quot;method&quot;:&quot;tools/list&quot;" in pr001  # the older file's line 1
+
+
+def test_findings_given_without_related_show_the_lines_their_text_names(
+    tmp_path: Path,
+) -> None:
+    # a findings table read back from an older JSON report has no `related`: the lines
+    # its messages name are taken to be in the finding's own file
+    records = [
+        rec(req(3, "tools/list"), ts=ts(1)),
+        rec(res(3, {"tools": []}), dir="s2c", ts=ts(2)),
+        rec(req(3, "prompts/list"), ts=ts(3)),
+    ]
+    path = tmp_path / "one.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    trace = mcptrace.load(path)
+    given = lint(trace, select=["PR001"], revision="2025-11-25").drop("related")
+    pr001 = _finding(build_report(trace, findings=given), "PR001")
+    assert re.findall(r'<div class="raw-label">([^<]*)', pr001) == ["one.jsonl:1", "one.jsonl:3"]
 
 
 def test_latency_tables_and_plots(page: str) -> None:

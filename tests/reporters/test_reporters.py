@@ -169,6 +169,36 @@ def test_sarif_structure(linted: tuple[pl.DataFrame, ReportContext]) -> None:
     assert run["results"][0]["properties"] == {"session": "s1", "revision": "2025-11-25"}
 
 
+def test_sarif_related_locations_are_the_messages_a_finding_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a legacy client reuses id 3 across a log rotation: line 1 of the newer file reuses
+    # the id of line 1 of the older one
+    older = [
+        rec(req(3, "tools/list"), ts=ts(1)),
+        rec(res(3, {"tools": []}), dir="s2c", ts=ts(2)),
+    ]
+    _write(tmp_path / "logs" / "x.jsonl.1", older)
+    _write(tmp_path / "logs" / "x.jsonl", [rec(req(3, "prompts/list"), ts=ts(3))])
+    monkeypatch.chdir(tmp_path)
+    trace = mcptrace.load("logs")
+    findings = lint(trace, select=["PR001"], revision="2025-11-25")
+    ctx = ReportContext(messages=trace.messages, version="9.9.9", root=str(tmp_path))
+    (result,) = orjson.loads(REPORTERS["sarif"](findings, ctx))["runs"][0]["results"]
+    assert result["message"]["text"].endswith("first used by this sender at line 1 of x.jsonl.1")
+    assert result["relatedLocations"] == [
+        {
+            "id": 1,
+            "physicalLocation": {
+                "artifactLocation": {"uri": "logs/x.jsonl.1"},
+                "region": {"startLine": 1},
+            },
+        }
+    ]
+    (record,) = orjson.loads(REPORTERS["json"](findings, ctx))
+    assert record["related"] == [{"source": str(Path("logs") / "x.jsonl.1"), "line": 1}]
+
+
 def test_sarif_and_github_levels(linted: tuple[pl.DataFrame, ReportContext]) -> None:
     findings, ctx = linted
     mixed = findings.head(3).with_columns(
