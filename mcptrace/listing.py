@@ -8,12 +8,21 @@ method keeps both halves of each call.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
 from mcptrace.trace import Trace
 
 _TEXT_LIMIT = 120
+
+
+def short_names(sources: Sequence[str]) -> dict[str, str]:
+    """Each input by its file name when no two inputs share one, else by its full path."""
+    names = [Path(s).name for s in sources]
+    if len(set(names)) != len(names):
+        return {s: s for s in sources}
+    return dict(zip(sources, names, strict=True))
 
 
 def message_list(

@@ -71,6 +71,21 @@ def test_show_lists_messages_with_arrows_and_filters() -> None:
     assert "error -32602 Unknown prompt: nonexistent to prompts/get" in errors
 
 
+def test_show_names_the_file_of_each_line_when_there_are_several(tmp_path: Path) -> None:
+    # a session crossing a log rotation: each file has a line 1
+    records = [
+        rec(req(1, "tools/list"), session="s1"),
+        rec(res(1, {"tools": []}), dir="s2c", session="s1"),
+        rec(req(2, "prompts/list"), session="s1"),
+    ]
+    (tmp_path / "x.jsonl.1").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records[:2]))
+    (tmp_path / "x.jsonl").write_bytes(orjson.dumps(records[2]) + b"\n")
+    lines = runner.invoke(app, ["show", str(tmp_path)]).output.splitlines()
+    assert [line.split()[0] for line in lines] == ["x.jsonl.1:1", "x.jsonl.1:2", "x.jsonl:1"]
+    one = runner.invoke(app, ["show", str(LEGACY), "--limit", "1"]).output
+    assert one.startswith("     1  ")  # one file: the line alone, as before
+
+
 def test_unreadable_file_exits_2_but_others_are_analysed(tmp_path: Path) -> None:
     bad = tmp_path / "garbage.bin"
     bad.write_bytes(bytes(range(256)) * 10)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,7 +15,7 @@ from mcptrace.cli._common import (
     load_or_exit,
     report_input_errors,
 )
-from mcptrace.listing import message_list
+from mcptrace.listing import message_list, short_names
 
 _ARROWS = {"c2s": "->", "s2c": "<-", "unknown": "??"}
 
@@ -51,12 +51,24 @@ def show(
     if limit is not None:
         listing = listing.head(limit)
     width = max([len(s) for s in listing["session"].unique().to_list()] + [7])
-    for row in listing.iter_rows(named=True):
+    # from several files a bare line number is ambiguous (a session crossing a log
+    # rotation shows line 1 twice): each line then names its file
+    names = short_names(trace.sources["source"].to_list())
+    several = listing["source"].n_unique() > 1
+
+    def where(row: dict[str, Any]) -> str:
+        if not several:
+            return f"{row['line']:>6}"
+        return f"{names.get(row['source'], row['source'])}:{row['line']}"
+
+    places = [where(row) for row in listing.select("source", "line").iter_rows(named=True)]
+    place_width = max([len(p) for p in places] + [6])
+    for place, row in zip(places, listing.iter_rows(named=True), strict=True):
         when = row["ts"].strftime("%H:%M:%S.%f")[:-3] if row["ts"] is not None else "--:--:--.---"
         arrow = _ARROWS[row["direction"]]
         ident = row["id"] if row["id"] is not None else ""
         typer.echo(
-            f"{row['line']:>6}  {when}  {row['session']:<{width}}  {arrow}  "
+            f"{place:<{place_width}}  {when}  {row['session']:<{width}}  {arrow}  "
             f"{ident:>6}  {row['what']}".rstrip()
         )
     if listing.is_empty():

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from mcptrace import analysis
+from mcptrace.listing import short_names
 from mcptrace.report._assets import CSP, SCRIPT, STYLE
 from mcptrace.report._focus import Focus, focus
 from mcptrace.report._html import Child, Html, el, join, raw_markup
@@ -219,12 +220,10 @@ def _where(source: str | None, line: int | None, names: dict[str, str] | None = 
     return shown if line is None else f"{shown}:{line}"
 
 
-def _short_names(sources: Sequence[str]) -> dict[str, str]:
-    """Each input by its file name when no two inputs share one, else by its full path."""
-    names = [Path(s).name for s in sources]
-    if len(set(names)) != len(names):
-        return {s: s for s in sources}
-    return dict(zip(sources, names, strict=True))
+def _line_of(d: _Data, source: str | None, line: int | None) -> str:
+    """``line N``, or ``file:N`` when the report has several files (a line number alone
+    would not say which)."""
+    return _where(source, line, d.names) if d.several_files else f"line {line}"
 
 
 def _inline_code(value: str) -> Html:
@@ -449,7 +448,7 @@ def _collect(
         first=first,
         last=last,
         has_tools=has_tools,
-        names=_short_names(trace.sources["source"].to_list()),
+        names=short_names(trace.sources["source"].to_list()),
         rate=analysis.error_rate(f.view),
         bursts=_bursts(f),
         slowest=analysis.slowest_calls(f.view, SLOWEST),
@@ -521,7 +520,8 @@ def _highlights(d: _Data) -> list[Html]:
                 el("code", what),
                 f" took {_duration(s['latency_ms'])} (session ",
                 el("code", s["session"] or "?"),
-                f", line {s['request_line']}, {(s['outcome'] or '?').replace('_', ' ')}).",
+                f", {_line_of(d, s['request_source'], s['request_line'])}, "
+                f"{(s['outcome'] or '?').replace('_', ' ')}).",
             )
         )
     by = "tool" if d.has_tools else "method"
