@@ -9,7 +9,7 @@ import orjson
 import polars as pl
 import pytest
 from factories import WriteLines, rec, req, res
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import mcptrace
@@ -173,6 +173,9 @@ def test_directory_with_mixed_formats(tmp_path: Path) -> None:
     assert trace.messages.height == 6
 
 
+#: byte order marks of UTF-16 and UTF-32 (the UTF-32LE one starts with the UTF-16LE one)
+WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
 _line = st.one_of(
     st.binary(max_size=200),
     st.text(max_size=200).map(str.encode),
@@ -202,6 +205,9 @@ def test_random_and_mutated_lines_never_crash_and_are_all_accounted_for(
     tmp_path: Path, lines: list[bytes], fmt: str
 ) -> None:
     data = b"\n".join(line.replace(b"\n", b" ").replace(b"\r", b" ") for line in lines) + b"\n"
+    # a file opening with a UTF-16/32 byte order mark is decoded from that encoding, so
+    # its lines are not these byte lines (b"\xfe\xff\n\n" is one UTF-16BE character)
+    assume(not data.startswith(WIDE_BOMS))
     path = tmp_path / "fuzz.jsonl"
     path.write_bytes(data)
     trace = mcptrace.load(path, format=fmt)
