@@ -126,3 +126,13 @@ def load_injector() -> ModuleType:
     its private name)."""
     load_generator()
     return _benchmark_module("mcptrace_bench_inject", "inject.py")
+
+
+def share_every_group(monkeypatch: Any, count: int) -> None:
+    """Make the linter share every group of files, however small, in ``count`` shares
+    (it leaves groups under 64 MiB whole): ``monkeypatch`` is pytest's fixture."""
+    from mcptrace.linter import groups, shares
+
+    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
+    monkeypatch.setattr(shares, "shares_for", lambda size, lines: count)

@@ -13,7 +13,7 @@ import orjson
 import polars as pl
 import pytest
 from click.testing import Result
-from factories import load_generator, load_injector
+from factories import load_generator, load_injector, share_every_group
 from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
@@ -178,9 +178,7 @@ def test_one_group_too_small_to_share_is_loaded_whole(
 def test_a_rotated_log_is_linted_in_shares_dealt_across_its_files(
     folder: Path, monkeypatch: pytest.MonkeyPatch, count: int
 ) -> None:
-    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "shares_for", lambda size, lines: count)
+    share_every_group(monkeypatch, count)
     # the whole injected capture, rotated twice: most sessions cross into the next file
     lines = (folder.parent / "injected.jsonl").read_bytes().splitlines(keepends=True)
     rotated = []
@@ -206,9 +204,7 @@ def test_a_rotated_log_is_linted_in_shares_dealt_across_its_files(
 def test_the_command_lints_a_rotated_log_in_shares_with_the_same_report(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    share_every_group(monkeypatch, 2)
     lines = (folder.parent / "injected.jsonl").read_bytes().splitlines(keepends=True)
     half = len(lines) // 2
     (tmp_path / "server.log.1").write_bytes(b"".join(lines[:half]))
@@ -365,9 +361,7 @@ def test_the_light_pass_that_groups_files_plans_their_shares_too(
 ) -> None:
     from mcptrace.loaders import partition
 
-    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    share_every_group(monkeypatch, 2)
     monkeypatch.setattr(groups, "KEPT_PLAN_LINES", kept)
     planned: list[str] = []
     real = partition.plan
@@ -413,9 +407,7 @@ def test_sessions_that_cross_files_are_dealt_whole(folder: Path) -> None:
 def test_a_file_listed_twice_is_left_to_the_whole_load(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    share_every_group(monkeypatch, 2)
     twice = [str(folder / "rotated.1.jsonl")] * 2
     assert lint_in_groups(twice) is None
 

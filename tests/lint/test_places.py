@@ -10,9 +10,10 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
+from factories import share_every_group
 
 import mcptrace
-from mcptrace.linter import groups, lint, shares
+from mcptrace.linter import lint
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.engine import spelled_places
 from mcptrace.linter.groups import lint_in_groups
@@ -134,9 +135,7 @@ def test_related_gives_the_file_and_line_of_each_message_named(tmp_path: Path) -
 def test_shares_spell_lines_in_other_files_as_the_whole_load_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
-    monkeypatch.setattr(shares, "shares_for", lambda size, lines: 2)
+    share_every_group(monkeypatch, 2)
     folder = _rotated(tmp_path)
     files = [str(folder / "x.jsonl.1"), str(folder / "x.jsonl")]
     seen: list[tuple[int, int]] = []
