@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gzip
 import random
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -81,6 +83,26 @@ def _reported_as_the_whole_load(path: Path, *options: str) -> Result:
     return done
 
 
+def _spied(
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    note: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any],
+    module: ModuleType = groups,
+) -> list[Any]:
+    """``note(result, args, kwargs)`` of each call of ``module.<name>`` from now on, in a
+    list that fills as the calls come."""
+    seen: list[Any] = []
+    real = getattr(module, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        done = real(*args, **kwargs)
+        seen.append(note(done, args, kwargs))
+        return done
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
 @needs_scanner
 def test_files_that_share_a_session_are_one_group(folder: Path) -> None:
     files = sorted(str(p) for p in folder.glob("*.jsonl"))
@@ -150,14 +172,7 @@ def test_the_command_notes_call_only_sessions_of_a_folder_linted_in_groups(
         (tmp_path / p.name).write_bytes(p.read_bytes())
     spans = Path("sample_traces/otel/collector-export.jsonl")
     (tmp_path / spans.name).write_bytes(spans.read_bytes())
-    calls: list[int] = []
-    real = groups.file_groups
-
-    def counted(files: list[str], tz: str | None = None, **kwargs: Any) -> Any:
-        calls.append(len(files))
-        return real(files, tz, **kwargs)
-
-    monkeypatch.setattr(groups, "file_groups", counted)
+    calls = _spied(monkeypatch, "file_groups", lambda _, args, __: len(args[0]))
     grouped = _reported_as_the_whole_load(tmp_path)
     assert calls == [3]
     assert "only call-level records" in grouped.stderr
@@ -209,15 +224,7 @@ def test_the_command_lints_a_rotated_log_in_shares_with_the_same_report(
     half = len(lines) // 2
     (tmp_path / "server.log.1").write_bytes(b"".join(lines[:half]))
     (tmp_path / "server.log.2").write_bytes(b"".join(lines[half:]))
-    calls: list[int] = []
-    real = groups.lint_group_in_shares
-
-    def counted(files: list[str], **kwargs: Any) -> Any:
-        done = real(files, **kwargs)
-        calls.append(done.shares if done is not None else 0)
-        return done
-
-    monkeypatch.setattr(groups, "lint_group_in_shares", counted)
+    calls = _spied(monkeypatch, "lint_group_in_shares", lambda done, *_: done.shares if done else 0)
     shared = _reported_as_the_whole_load(tmp_path)
     assert calls == [2], "the rotated log was not linted in shares"
     assert shared.exit_code == 1
@@ -229,27 +236,17 @@ def test_partitions_applies_to_each_big_group_of_a_folder(
 ) -> None:
     # every group counts as big here: each is linted in the three shares asked for
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    asked: list[tuple[str, int | None]] = []
-    single, several = groups.lint_copy_in_shares, groups.lint_group_in_shares
-
-    def one(readable: str, source: str, **kwargs: Any) -> Any:
-        asked.append(("file", kwargs["shares"]))
-        return single(readable, source, **kwargs)
-
-    def many(files: list[str], **kwargs: Any) -> Any:
-        asked.append(("files", kwargs["shares"]))
-        return several(files, **kwargs)
-
-    monkeypatch.setattr(groups, "lint_copy_in_shares", one)
-    monkeypatch.setattr(groups, "lint_group_in_shares", many)
+    one = _spied(monkeypatch, "lint_copy_in_shares", lambda _, __, kw: ("file", kw["shares"]))
+    many = _spied(monkeypatch, "lint_group_in_shares", lambda _, __, kw: ("files", kw["shares"]))
     shared = _reported_as_the_whole_load(folder, "--partitions", "3")
     # the whole load (--partitions 1) asked for nothing
-    assert sorted(asked) == [("file", 3)] * 6 + [("files", 3)]
+    assert sorted(one + many) == [("file", 3)] * 6 + [("files", 3)]
     assert shared.exit_code == 1
     # lint_file of a folder takes the same number
-    asked.clear()
+    one.clear()
+    many.clear()
     found = mcptrace.lint_file(folder, shares=3)
-    assert sorted(asked) == [("file", 3)] * 6 + [("files", 3)]
+    assert sorted(one + many) == [("file", 3)] * 6 + [("files", 3)]
     assert_frame_equal(found, _expected(folder)[0])
 
 
@@ -363,14 +360,7 @@ def test_the_light_pass_that_groups_files_plans_their_shares_too(
 
     share_every_group(monkeypatch, 2)
     monkeypatch.setattr(groups, "KEPT_PLAN_LINES", kept)
-    planned: list[str] = []
-    real = partition.plan
-
-    def counted(path: str, *args: Any) -> Any:
-        planned.append(Path(path).name)
-        return real(path, *args)
-
-    monkeypatch.setattr(partition, "plan", counted)
+    planned = _spied(monkeypatch, "plan", lambda _, args, __: Path(args[0]).name, partition)
     done = lint_in_groups(folder)
     assert done is not None
     files = sorted(p.name for p in folder.glob("*.jsonl"))
@@ -417,14 +407,7 @@ def test_the_command_lints_a_folder_in_groups_with_the_same_report(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    calls: list[int] = []
-    real = groups.file_groups
-
-    def counted(files: list[str], tz: str | None = None, **kwargs: Any) -> list[list[int]] | None:
-        calls.append(len(files))
-        return real(files, tz, **kwargs)
-
-    monkeypatch.setattr(groups, "file_groups", counted)
+    calls = _spied(monkeypatch, "file_groups", lambda _, args, __: len(args[0]))
     grouped = _reported_as_the_whole_load(folder)
     assert calls, "the folder was not linted in groups"
     assert grouped.exit_code == 1
@@ -458,14 +441,7 @@ def test_lint_file_of_a_folder_lints_it_in_groups(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
-    calls: list[int] = []
-    real = groups.lint_in_groups
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(groups, "lint_in_groups", counted)
+    calls = _spied(monkeypatch, "lint_in_groups", lambda *_: 1)
     found = mcptrace.lint_file(folder)
     assert calls == [1]
     assert_frame_equal(found, _expected(folder)[0])
