@@ -43,6 +43,27 @@ SchemaDirOpt = Annotated[
         help="Folder of official schemas as `<revision>/schema.json`; enables the SC rules.",
     ),
 ]
+SelectOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        help="Only these rules: codes (JR004), prefixes (JR, JR0) or names; "
+        "repeatable or comma-separated.  [default: all]",
+        show_default=False,
+    ),
+]
+IgnoreOpt = Annotated[
+    list[str] | None,
+    typer.Option("--ignore", help="Skip these rules (codes, prefixes or names); repeatable."),
+]
+RevisionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--revision",
+        help="Judge every session by this protocol revision (e.g. 2025-11-25) instead "
+        "of the one it negotiated.",
+    ),
+]
 TzOpt = Annotated[
     str | None,
     typer.Option(
@@ -164,3 +185,10 @@ def report_input_errors(trace: Trace) -> int:
     for row in errors.iter_rows(named=True):
         typer.echo(f"mcptrace: error: {row['source']}: {row['error']}", err=True)
     return 2 if errors.height else 0
+
+
+def selectors(values: list[str] | None) -> tuple[str, ...] | None:
+    """``--select JR --select LC001,LC002`` -> ("JR", "LC001", "LC002")."""
+    if values is None:
+        return None
+    return tuple(s.strip() for v in values for s in v.split(",") if s.strip())

@@ -24,8 +24,11 @@ import typer
 from mcptrace import _json
 from mcptrace.baseline import apply_baseline, write_baseline
 from mcptrace.cli._common import (
+    IgnoreOpt,
     Progress,
+    RevisionOpt,
     SchemaDirOpt,
+    SelectOpt,
     SinceOpt,
     TraceArg,
     TzOpt,
@@ -33,6 +36,7 @@ from mcptrace.cli._common import (
     load_or_exit,
     parse_window,
     report_input_errors,
+    selectors,
     usage_error,
 )
 from mcptrace.cli._render import table
@@ -78,13 +82,6 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _selectors(values: list[str] | None) -> tuple[str, ...] | None:
-    """``--select JR --select LC001,LC002`` -> ("JR", "LC001", "LC002")."""
-    if values is None:
-        return None
-    return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
-
-
 def default_format(config: Config) -> str:
     """The report format when ``--format`` is not given: the configured one, else github
     annotations inside GitHub Actions (as yamllint's ``auto`` does), else text."""
@@ -114,19 +111,8 @@ def lint(
         Path | None,
         typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
     ] = None,
-    select: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--select",
-            help="Only these rules: codes (JR004), prefixes (JR, JR0) or names; "
-            "repeatable or comma-separated.  [default: all]",
-            show_default=False,
-        ),
-    ] = None,
-    ignore: Annotated[
-        list[str] | None,
-        typer.Option("--ignore", help="Skip these rules (codes, prefixes or names); repeatable."),
-    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
     fail_on: Annotated[
         FailLevel | None,
         typer.Option(
@@ -135,14 +121,7 @@ def lint(
             show_default=False,
         ),
     ] = None,
-    revision: Annotated[
-        str | None,
-        typer.Option(
-            "--revision",
-            help="Judge every session by this protocol revision (e.g. 2025-11-25) instead "
-            "of the one it negotiated.",
-        ),
-    ] = None,
+    revision: RevisionOpt = None,
     schema_dir: SchemaDirOpt = None,
     allowed_origin: Annotated[
         list[str] | None,
@@ -213,8 +192,8 @@ def lint(
     """
     try:
         config = load_config(config_file)
-        chosen_select = _selectors(select) if select is not None else config.select
-        chosen_ignore = _selectors(ignore) if ignore is not None else config.ignore
+        chosen_select = selectors(select) if select is not None else config.select
+        chosen_ignore = selectors(ignore) if ignore is not None else config.ignore
         rules = {r.code: r for r in select_rules(chosen_select, chosen_ignore)}
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc

@@ -2,7 +2,7 @@
 
 A thin shell over :func:`mcptrace.report.write_report`: it checks the options, loads
 the captures, lints them as ``mcptrace lint`` would (the rules chosen by the same
-configuration file, ``--schema-dir`` and ``--allowed-origin`` when given) and writes one
+configuration file and the same options) and writes one
 self-contained HTML file. Matplotlib is imported only while the report is built.
 Exit codes: 0, or 2 for a usage error or an input file that could not be read (after
 writing the report of the files that could).
@@ -16,8 +16,11 @@ from typing import Annotated
 import typer
 
 from mcptrace.cli._common import (
+    IgnoreOpt,
     InputFormatOpt,
+    RevisionOpt,
     SchemaDirOpt,
+    SelectOpt,
     SinceOpt,
     TraceArg,
     TzOpt,
@@ -25,10 +28,13 @@ from mcptrace.cli._common import (
     load_or_exit,
     parse_window,
     report_input_errors,
+    selectors,
     usage_error,
 )
 from mcptrace.config import load_config
 from mcptrace.errors import McpTraceError
+from mcptrace.linter import select_rules
+from mcptrace.protocol import is_known_revision
 
 
 def report(
@@ -43,6 +49,9 @@ def report(
         list[str] | None,
         typer.Option("--session", help="Report only this session key; repeat for several."),
     ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    revision: RevisionOpt = None,
     schema_dir: SchemaDirOpt = None,
     allowed_origin: Annotated[
         list[str] | None,
@@ -82,14 +91,21 @@ def report(
     The findings are those `mcptrace lint` reports with the same settings: `select`,
     `ignore`, `revision`, `schema-dir` and `allowed-origins` are read from `[tool.mcptrace]`
     in pyproject.toml or from mcptrace.toml (found as `mcptrace lint` finds them, or given
-    with --config), and --schema-dir/--allowed-origin override them. A baseline is not
+    with --config), and the options of the same names override them. A baseline is not
     applied: a post-mortem shows every finding of the incident.
     """
     start, end = parse_window(since, until)
     try:
         config = load_config(config_file)
+        chosen_select = selectors(select) if select is not None else config.select
+        chosen_ignore = selectors(ignore) if ignore is not None else config.ignore
+        # an unknown rule is refused now, not after the captures are loaded
+        select_rules(chosen_select, chosen_ignore)
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc
+    chosen_revision = revision if revision is not None else config.revision
+    if chosen_revision is not None and not is_known_revision(chosen_revision):
+        raise usage_error(f"unknown revision {chosen_revision!r}")
     if schema_dir is None:
         schema_dir = config.schema_dir
     if schema_dir is not None and not schema_dir.is_dir():
@@ -123,9 +139,9 @@ def report(
             title=title,
             schema_dir=schema_dir,
             allowed_origins=origins,
-            select=config.select,
-            ignore=config.ignore,
-            revision=config.revision,
+            select=chosen_select,
+            ignore=chosen_ignore,
+            revision=chosen_revision,
             settings=config.path,
         )
     except McpTraceError as exc:

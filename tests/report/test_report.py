@@ -415,6 +415,19 @@ def test_command_reads_the_lint_configuration(
     findings = _section(page, "findings")
     assert "<code>JR004</code>" in findings and "<code>PR001</code>" not in findings
     assert "every session judged by 2025-11-25" in page
+    # the rule and revision options override the file, as lint's do
+    result = runner.invoke(
+        app,
+        [
+            "report", str(INCIDENT), "-o", str(out), "--config", str(other),
+            "--select", "PR001,CN", "--ignore", "CN003", "--revision", "2025-06-18",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    codes = set(re.findall(r"<code>([A-Z]{2}\d{3})</code>", _section(page, "findings")))
+    assert codes == {"PR001", "CN001"}
+    assert "every session judged by 2025-06-18" in page
     # a broken configuration is a usage error, as for lint
     other.write_text('revision = "2099-01-01"\n', encoding="utf-8")
     result = runner.invoke(app, ["report", str(INCIDENT), "-o", str(out), "--config", str(other)])
@@ -557,6 +570,8 @@ def test_command_window_and_sessions(tmp_path: Path) -> None:
         (["--since", "2026-09-15T23:00Z", "--until", "2026-09-15T22:00Z"], "is after --until"),
         (["--session", "nope"], "no session 'nope'"),
         (["--schema-dir", "/nonexistent/schemas"], "schema directory not found"),
+        (["--select", "ZZ999"], "'ZZ999' selects no rule"),
+        (["--revision", "2099-01-01"], "unknown revision '2099-01-01'"),
     ],
 )
 def test_command_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
