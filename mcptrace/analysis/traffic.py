@@ -41,6 +41,7 @@ _BURSTS_SCHEMA = pl.Schema(
         "first_line": pl.Int64(),
         "last_line": pl.Int64(),
         "source": pl.String(),
+        "last_source": pl.String(),
         "methods": pl.List(pl.String()),
     }
 )
@@ -352,11 +353,12 @@ def error_bursts(
     -------
     polars.DataFrame
         Columns ``[start, end, calls, errors, error_rate, baseline_rate, first_line,
-        last_line, source, methods]``, one row per burst in time order. ``start`` and
-        ``end`` bound the merged windows; ``calls`` and ``errors`` are their calls and
-        failed calls; ``first_line``/``last_line`` are the request lines of the first and
-        last failed call and ``source`` the file of the first; ``methods`` lists the
-        methods of the failed calls (sorted).
+        last_line, source, last_source, methods]``, one row per burst in time order.
+        ``start`` and ``end`` bound the merged windows; ``calls`` and ``errors`` are their
+        calls and failed calls; ``first_line``/``last_line`` are the request lines of the
+        first and last failed call and ``source``/``last_source`` their files (two files
+        when a log rotated during the burst); ``methods`` lists the methods of the failed
+        calls (sorted).
 
     Examples
     --------
@@ -416,6 +418,7 @@ def error_bursts(
             pl.col("request_line").filter(failed).first().alias("first_line"),
             pl.col("request_line").filter(failed).last().alias("last_line"),
             pl.col("request_source").filter(failed).first().alias("source"),
+            pl.col("request_source").filter(failed).last().alias("last_source"),
             pl.col("method").filter(failed).drop_nulls().unique().sort().alias("methods"),
         )
         .sort("start")

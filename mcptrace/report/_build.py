@@ -220,6 +220,19 @@ def _where(source: str | None, line: int | None, names: dict[str, str] | None = 
     return shown if line is None else f"{shown}:{line}"
 
 
+def _burst_lines(d: _Data, burst: dict[str, Any], *, named: bool) -> str:
+    """``A-B`` (with an en dash), the request lines of a burst's first and last failure;
+    ``named`` adds their file (``A-B of FILE``). When a log rotated during the burst the
+    two lines are in different files, and the last one always says which."""
+    first, last = burst["first_line"], burst["last_line"]
+    source, last_source = burst["source"], burst.get("last_source")
+    if last_source is not None and last_source != source:
+        start = _where(source, first, d.names) if named else str(first)
+        return f"{start}{_DASH}{_where(last_source, last, d.names)}"
+    span = f"{first}{_DASH}{last}"
+    return f"{span} of {d.names.get(source, source)}" if named and source else span
+
+
 def _line_of(d: _Data, source: str | None, line: int | None) -> str:
     """``line N``, or ``file:N`` when the report has several files (a line number alone
     would not say which)."""
@@ -506,7 +519,7 @@ def _highlights(d: _Data) -> list[Html]:
                     if ratio
                     else ""
                 )
-                + f"), request lines {burst['first_line']}{_DASH}{burst['last_line']}.",
+                + f"), request lines {_burst_lines(d, burst, named=d.several_files)}.",
             )
         )
     if d.slowest.height:
@@ -1155,7 +1168,7 @@ def _section_bursts(d: _Data) -> Html:
             _count(b["errors"]),
             el("span", _pct(b["error_rate"]), class_="hot"),
             _pct(b["baseline_rate"]),
-            f"{b['first_line']}{_DASH}{b['last_line']}",
+            _burst_lines(d, b, named=False),
             *([d.names.get(b["source"], b["source"]) or _DASH] if d.several_files else []),
             ", ".join(b["methods"] or []),
         ]

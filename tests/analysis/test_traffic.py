@@ -209,8 +209,30 @@ def test_no_bursts_in_a_steady_capture(make_trace: MakeTrace) -> None:
         "first_line",
         "last_line",
         "source",
+        "last_source",
         "methods",
     ]
+
+
+def test_a_burst_across_a_log_rotation_names_both_files(capture_file: Any, tmp_path: Path) -> None:
+    lines = capture_file(steady(burst=range(365, 385))).read_bytes().splitlines(keepends=True)
+    # the log rotates in the middle of the burst: minute 6 starts near line 720
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "x.jsonl.1").write_bytes(b"".join(lines[:750]))
+    (logs / "x.jsonl").write_bytes(b"".join(lines[750:]))
+    trace = mcptrace.load(logs)
+    (burst,) = error_bursts(trace).iter_rows(named=True)
+    files = (str(logs / "x.jsonl.1"), str(logs / "x.jsonl"))
+    assert (burst["source"], burst["last_source"]) == files
+    first, last = burst["first_line"], burst["last_line"]
+    assert last < first  # numbered in its own file
+    # the report's highlight and bursts table say which file each line is in
+    from mcptrace.report import build_report
+
+    page = build_report(trace)
+    assert f"request lines x.jsonl.1:{first}\u2013x.jsonl:{last}." in page
+    assert f'<td class="num">{first}\u2013x.jsonl:{last}</td>' in page
 
 
 def test_burst_found_where_injected(make_trace: MakeTrace) -> None:
@@ -228,7 +250,7 @@ def test_burst_found_where_injected(make_trace: MakeTrace) -> None:
     in_burst = lines.filter(pl.col("request_ts").is_between(at(360), at(419)))
     assert burst["first_line"] == in_burst["request_line"][0]
     assert burst["last_line"] == in_burst["request_line"][-1]
-    assert burst["source"] == trace.sources["source"][0]
+    assert burst["source"] == burst["last_source"] == trace.sources["source"][0]
     assert burst["methods"] == ["resources/read", "tools/call"]
     # stricter thresholds find nothing
     assert error_bursts(trace, min_errors=23).height == 0
