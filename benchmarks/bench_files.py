@@ -19,7 +19,6 @@ reports; it never fails on a figure. Inputs are cached in ``benchmarks/out/`` (`
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import orjson
 from generate import VERSION, generate_capture
+from results import publish
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -90,13 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ms_per_extra_file": (many - one) / max(files - 1, 1) * 1000,
         "same_findings": same,
     }
-    print(
+    summary = (
         f"\n{args.messages:,} messages: one file {one:.2f} s, {files:,} files {many:.2f} s "
         f"({many / one:.2f}x; {report['ms_per_extra_file']:.1f} ms per extra file); "
         f"same findings: {'yes' if same else 'NO'}"
     )
-    (args.out / "bench_files.json").write_text(json.dumps(report, indent=1) + "\n")
-    return 0
+    return publish(args.out / "bench_files.json", report, summary)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 from bench_load import GIB, MIB, OUT, _capture, _cpu_seconds, _own_peak_rss, _versions, _warm
+from results import publish
 
 MODES = ("baseline", "naive", "lint", "shares", "cli")
 LABELS = {
@@ -454,9 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "families": families,
     }
     dest = OUT / "bench_lint.json"
-    dest.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-    print(f"\nwrote {dest.relative_to(OUT.parent.parent)}")
-    return 0
+    return publish(dest, report, f"\nwrote {dest.relative_to(OUT.parent.parent)}")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from typing import Any
 
 import orjson
 from generate import VERSION, generate_capture
+from results import publish
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -447,9 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.streaming:
         report["streaming"] = _streaming(args.messages, args.seed, args.repeat)
     dest = OUT / "bench_load.json"
-    dest.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-    print(f"\nwrote {dest.relative_to(HERE.parent)}")
-    return 0
+    return publish(dest, report, f"\nwrote {dest.relative_to(HERE.parent)}")
 
 
 if __name__ == "__main__":

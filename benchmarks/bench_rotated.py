@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import re
 import resource
 import subprocess
@@ -44,6 +43,7 @@ from pathlib import Path
 import orjson
 from bench_load import MIB, _capture, _warm
 from generate import generate_capture
+from results import publish
 
 OUT = Path(__file__).resolve().parent / "out"
 _LINE = re.compile(r"\blines? \d+(?:(?:, | and )\d+)*")
@@ -164,15 +164,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "findings": count,
         "same_findings": same,
     }
-    print(
+    summary = (
         f"\n{args.messages:,} messages: one file {best['one']:.2f} s "
         f"({peaks['one'] / MIB:,.0f} MiB); rotated into {args.files} files "
         f"({args.files - 1} gzipped) {best['rotated']:.2f} s ({peaks['rotated'] / MIB:,.0f} MiB, "
         f"{best['rotated'] / best['one']:.2f}x); loaded whole {best['whole']:.2f} s "
         f"({peaks['whole'] / MIB:,.0f} MiB); same findings: {'yes' if same else 'NO'}"
     )
-    (args.out / "bench_rotated.json").write_text(json.dumps(report_json, indent=1) + "\n")
-    return 0
+    return publish(args.out / "bench_rotated.json", report_json, summary)
 
 
 if __name__ == "__main__":

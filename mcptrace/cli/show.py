@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
+import polars as pl
 import typer
 
 from mcptrace.cli._common import (
@@ -53,15 +54,13 @@ def show(
     width = max([len(s) for s in listing["session"].unique().to_list()] + [7])
     # from several files a bare line number is ambiguous (a session crossing a log
     # rotation shows line 1 twice): each line then names its file
-    names = short_names(trace.sources["source"].to_list())
-    several = listing["source"].n_unique() > 1
-
-    def where(row: dict[str, Any]) -> str:
-        if not several:
-            return f"{row['line']:>6}"
-        return f"{names.get(row['source'], row['source'])}:{row['line']}"
-
-    places = [where(row) for row in listing.select("source", "line").iter_rows(named=True)]
+    if listing["source"].n_unique() > 1:
+        names = short_names(trace.sources["source"].to_list())
+        file = pl.col("source").replace_strict(names, default=pl.col("source"))
+        place = pl.format("{}:{}", file, "line")
+    else:
+        place = pl.col("line").cast(pl.String).str.pad_start(6)
+    places = listing.select(place.fill_null("?")).to_series().to_list()
     place_width = max([len(p) for p in places] + [6])
     for place, row in zip(places, listing.iter_rows(named=True), strict=True):
         when = row["ts"].strftime("%H:%M:%S.%f")[:-3] if row["ts"] is not None else "--:--:--.---"
