@@ -90,11 +90,12 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.errors import UsageError
+from mcptrace.inputs import PathLike
 from mcptrace.loaders.rows import rpc_fields
 from mcptrace.protocol.meta import RESERVED_META_KEYS, has_reserved_prefix
 from mcptrace.schema import MESSAGES, PROTOCOL_KINDS
 from mcptrace.streaming import StreamStats, iter_messages, write_frames
-from mcptrace.trace import PathLike, Trace
+from mcptrace.trace import Trace
 from mcptrace.writers import OutputFormat
 
 # ---------------------------------------------------------------------------

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from mcptrace.inputs import PathLike
 from mcptrace.redact import RedactionPolicy, Redactor
 from mcptrace.schema import Column, Table
 from mcptrace.streaming import StreamStats, iter_messages
-from mcptrace.trace import PathLike
 
 SECRETS = Table(
     "secrets",

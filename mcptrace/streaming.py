@@ -19,18 +19,12 @@ from pathlib import Path
 import polars as pl
 
 from mcptrace.errors import CaptureError, UsageError
+from mcptrace.inputs import PathLike, describe_paths, expand_inputs, input_list
 from mcptrace.loaders import FORMATS, LoadContext, parse_file
 from mcptrace.loaders import chunked as _chunked
 from mcptrace.loaders.rows import fill_context
 from mcptrace.schema import MESSAGES
-from mcptrace.trace import (
-    PathLike,
-    apply_plan,
-    describe_paths,
-    expand_paths,
-    input_list,
-    plan_files,
-)
+from mcptrace.trace import apply_plan, plan_files
 from mcptrace.writers import OutputFormat, capture_records
 
 
@@ -52,12 +46,13 @@ def iter_messages(
 ) -> Iterator[pl.DataFrame]:
     """Yield the messages table of the captures in chunks (see the module docstring)."""
     paths = input_list(paths)
-    files = expand_paths(paths)
-    if not files:
+    inputs = expand_inputs(paths)
+    if not inputs.files and not inputs.skipped:
         raise UsageError(f"no capture files found in {describe_paths(paths)}")
     stats = stats if stats is not None else StreamStats()
-    plans, failed = plan_files(files, format=format)
+    plans, failed = plan_files(inputs.files, format=format)
     stats.errors.extend((str(r["source"]), str(r["error"])) for r in failed)
+    stats.errors.extend(inputs.skipped)
     ordinal = 0
     for plan in plans:
         stats.files += 1

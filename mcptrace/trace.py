@@ -8,8 +8,6 @@ sessions tables are derived on first access and cached.
 
 from __future__ import annotations
 
-import glob
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,15 +19,14 @@ import polars as pl
 
 from mcptrace.calls import build_calls
 from mcptrace.errors import CaptureError, UsageError
+from mcptrace.inputs import PathLike, describe_paths, expand_inputs, input_list
 from mcptrace.loaders import FORMATS, LoadResult, content_bytes, detect_file, parse_file
 from mcptrace.loaders.reader import Content
 from mcptrace.schema import CALLS, MESSAGES, SOURCES
 from mcptrace.sessions import build_sessions, identify
 
-PathLike = str | os.PathLike[str]
 ProgressCallback = Callable[[str, int, int], None]
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
 #: a direction token in a file name marks one half of a per-direction stdio capture
 _DIRECTION_TOKEN = re.compile(
     r"(?<![a-z0-9])(c2s|s2c|in|out|stdin|stdout|client|server|requests?|responses?|tx|rx)(?![a-z0-9])",
@@ -39,86 +36,6 @@ _TOKEN_DIRECTION = {
     **dict.fromkeys(("c2s", "in", "stdin", "client", "request", "requests", "tx"), "c2s"),
     **dict.fromkeys(("s2c", "out", "stdout", "server", "response", "responses", "rx"), "s2c"),
 }
-
-
-def input_list(paths: PathLike | Iterable[PathLike]) -> list[str]:
-    """The inputs as given (one path or several), read once: a generator of paths is
-    then both expanded and named in messages."""
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    return [os.fspath(item) for item in items]
-
-
-def describe_paths(paths: PathLike | Iterable[PathLike]) -> str:
-    """The inputs as a user typed them, for messages: ``a.jsonl, logs/``."""
-    return ", ".join(input_list(paths)) or "(no inputs)"
-
-
-def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
-    """Files named by ``paths``: files as given, directories recursively and globs
-    expanded, each in name order except for rotated logs (see :func:`rotation_order`)."""
-    items = input_list(paths)
-    out: list[str] = []
-    for item in items:
-        text = os.fspath(item)
-        if Path(text).is_dir():
-            out.extend(
-                rotation_order(
-                    [
-                        str(p)
-                        for p in sorted(Path(text).rglob("*"))
-                        if p.is_file()
-                        and not any(part.startswith(".") for part in p.relative_to(text).parts)
-                        and p.name != "README.md"
-                    ]
-                )
-            )
-        elif _GLOB_CHARS.search(text) and not Path(text).exists():
-            out.extend(
-                rotation_order(
-                    sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
-                )
-            )
-        else:
-            out.append(text)
-    return list(dict.fromkeys(out))
-
-
-#: a rotated log's older files: ``x.log.1``, ``x.log.2.gz`` (logrotate, Python's
-#: RotatingFileHandler) or, with logrotate's dateext, ``x.log-20261201.gz``
-_ROTATED = re.compile(r"^(?P<base>.+?)(?:\.(?P<n>\d{1,6})|-(?P<date>\d{8}(?:\d{2,6})?))(?:\.gz)?$")
-
-
-def rotation_order(paths: list[str]) -> list[str]:
-    """``paths`` (in name order) with the files of each rotated log put oldest first.
-
-    By name, a rotated log reads newest first: ``x.log`` (the file being written) sorts
-    before ``x.log.1``, which holds what came just before it, and ``x.log.2.gz`` holds
-    older messages still. Loaded in that order, a session that crossed a rotation would
-    have its end before its start (responses before their requests). The files of a
-    log (of one folder) are put in the order they were written: dated ones by date,
-    then numbered ones from the highest number, then the log's own file. They take the
-    places the log's files had in ``paths``; every other file keeps its place.
-    """
-    families: dict[tuple[str, str], list[int]] = {}
-    age: dict[int, tuple[int, str, int]] = {}
-    for i, path in enumerate(paths):
-        p = Path(path)
-        m = _ROTATED.match(p.name)
-        if m is not None:
-            families.setdefault((str(p.parent), m["base"]), []).append(i)
-            age[i] = (0, m["date"], 0) if m["date"] else (1, "", -int(m["n"]))
-    for i, path in enumerate(paths):
-        p = Path(path)
-        family = families.get((str(p.parent), p.name.removesuffix(".gz")))
-        if family is not None and i not in age:
-            family.append(i)
-            age[i] = (2, "", 0)
-    out = list(paths)
-    for members in families.values():
-        if len(members) > 1:
-            for slot, i in zip(sorted(members), sorted(members, key=age.__getitem__), strict=True):
-                out[slot] = paths[i]
-    return out
 
 
 @dataclass
@@ -298,6 +215,14 @@ def _kept(content: Content) -> Content:
     if not content.as_on_disk or len(content.data) <= _KEPT_BYTES:
         return content
     return replace(content, data=content.data[:_KEPT_BYTES], partial=True, _lines=None)
+
+
+def _skipped_rows(skipped: Iterable[tuple[str, str]]) -> list[dict[str, object]]:
+    """``sources`` rows of the files found but not read (see :class:`~mcptrace.inputs.Inputs`)."""
+    return [
+        {"source": path, "status": "error", "error": reason, "truncated": False}
+        for path, reason in skipped
+    ]
 
 
 def plan_files(
@@ -508,10 +433,12 @@ def load(
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
     paths = input_list(paths)
-    files = expand_paths(paths)
-    if not files:
+    inputs = expand_inputs(paths)
+    files = inputs.files
+    if not files and not inputs.skipped:
         raise UsageError(f"no capture files found in {describe_paths(paths)}")
     plans, source_rows = plan_files(files, format=format, among_others=among_others)
+    source_rows.extend(_skipped_rows(inputs.skipped))
     # small files are joined as they come: each run's files are then dropped as soon
     # as it is copied
     frames = _Coalescer()
@@ -527,7 +454,7 @@ def load(
     if not plans:
         reasons = "; ".join(f"{r['source']}: {r['error']}" for r in source_rows)
         raise CaptureError(describe_paths(paths), f"no capture could be read ({reasons})")
-    order = {path: i for i, path in enumerate(files)}
+    order = {path: i for i, path in enumerate([*files, *(path for path, _ in inputs.skipped)])}
     source_rows.sort(key=lambda r: order[str(r["source"])])
     messages = MESSAGES.conform(pl.concat(frames.frames(), how="vertical"))
     del frames

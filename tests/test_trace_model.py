@@ -13,8 +13,8 @@ from factories import WriteLines, err, note, rec, req, res, ts
 
 import mcptrace
 from mcptrace.errors import CaptureError, UsageError
+from mcptrace.inputs import expand_paths
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
-from mcptrace.trace import expand_paths
 
 
 def _init(session: str = "s1", version: str = "2025-11-25") -> list[dict[str, object]]:
@@ -392,7 +392,7 @@ def test_times_without_a_zone_are_read_as_local_wall_clock_times(
 
 
 def test_a_rotated_log_is_read_oldest_file_first() -> None:
-    from mcptrace.trace import rotation_order
+    from mcptrace.inputs import rotation_order
 
     listed = [
         "d/a.jsonl",

@@ -14,8 +14,8 @@ import typer
 
 from mcptrace.cli._common import TraceArg, TzOpt, usage_error
 from mcptrace.errors import McpTraceError, UsageError
+from mcptrace.inputs import expand_paths
 from mcptrace.redact import RedactionPolicy, write_redacted
-from mcptrace.trace import expand_paths
 from mcptrace.writers import output_format
 
 KeyOpt = Annotated[

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from mcptrace.errors import CaptureError
+from mcptrace.inputs import PathLike, expand_inputs, input_list
 from mcptrace.linter.engine import lint, merge_findings
 from mcptrace.linter.shares import (
     MAX_GZIP_RATIO,
@@ -53,7 +54,7 @@ from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.chunked import workers
 from mcptrace.loaders.reader import STDIN, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS
-from mcptrace.trace import PathLike, Trace, expand_paths, input_list, load, plan_files
+from mcptrace.trace import Trace, load, plan_files
 
 if TYPE_CHECKING:
     from mcptrace.loaders.partition import SharePlan
@@ -176,7 +177,10 @@ def lint_in_groups(
     (nothing to gain)."""
     if shares == 1:
         return None
-    files = expand_paths(input_list(paths))
+    inputs = expand_inputs(input_list(paths))
+    if inputs.skipped:
+        return None  # the whole load reports them
+    files = inputs.files
     if len(files) < 2 or STDIN in files:
         return None  # standard input can be read only once: by the whole load
     if len(set(files)) != len(files):
