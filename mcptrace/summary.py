@@ -59,6 +59,11 @@ class Summary:
         }
 
 
+def _many(n: int, one: str, more: str) -> str:
+    """``n`` and the words that agree with it: ``1 message has``, ``2 messages have``."""
+    return f"{n} {one if n == 1 else more}"
+
+
 def _counts(series: pl.Series) -> dict[str, int]:
     counts = series.drop_nulls().cast(pl.String).value_counts(sort=True)
     return {str(k): int(v) for k, v in counts.iter_rows()}
@@ -81,14 +86,16 @@ def summarize(trace: Trace) -> Summary:
     local = int((m["ts_quality"] == "local").sum())
     if local:
         notes.append(
-            f"{local} timestamps are local wall-clock times without a zone "
+            f"{_many(local, 'timestamp is a', 'timestamps are')} local wall-clock "
+            f"{'time' if local == 1 else 'times'} without a zone "
             "(read as UTC unless --tz was given)"
         )
     unknown_dir = int((protocol["direction"] == "unknown").sum())
     if unknown_dir:
         notes.append(
-            f"{unknown_dir} protocol messages have no known direction: the capture does not record "
-            "it and the method and id pairing could not settle it (ambiguous)"
+            f"{_many(unknown_dir, 'protocol message has', 'protocol messages have')} no known "
+            "direction: the capture does not record it and the method and id pairing could "
+            "not settle it (ambiguous)"
         )
     return Summary(
         sources=trace.sources.to_dicts(),

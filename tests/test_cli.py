@@ -312,3 +312,11 @@ def test_a_dash_on_a_terminal_is_refused_instead_of_waiting(
     monkeypatch.setattr(sys, "stdin", Terminal())
     with pytest.raises(mcptrace.CaptureError, match="standard input is a terminal"):
         mcptrace.load("-")
+
+
+def test_summary_notes_agree_in_number(write_lines: WriteLines) -> None:
+    ping = b'{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    one = runner.invoke(app, ["summary", str(write_lines([ping], name="one.ndjson"))])
+    assert "1 protocol message has no known direction" in one.output
+    two = runner.invoke(app, ["summary", str(write_lines([ping, ping], name="two.ndjson"))])
+    assert "2 protocol messages have no known direction" in two.output

@@ -22,7 +22,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.loaders import accel, chunked
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import NOT_JSON, Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import RowBuilder, decode_raw, rpc_fields, text_lines
@@ -49,7 +49,13 @@ def sniff(head: Head) -> int:
     if hits == len(head.parsed):
         return 80
     # a polluted stdout still is a stdio capture when most lines are JSON-RPC
-    return 50 if hits * 2 > len(head.parsed) else 0
+    if hits * 2 > len(head.parsed):
+        return 50
+    # or when a server printed a banner or its log to stdout before it spoke: lines of
+    # text and JSON-RPC messages, and no JSON of another kind (another tool's JSON Lines)
+    spoke = any(isinstance(p, dict) and p.get("jsonrpc") == "2.0" for p in head.parsed)
+    other_json = any(p is not NOT_JSON and not _is_rpc(p) for p in head.parsed)
+    return 40 if spoke and not other_json else 0
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 from factories import SAMPLES, WriteLines
 
 import mcptrace
@@ -110,3 +111,34 @@ def test_a_stream_of_one_connection_keeps_the_file_name(write_lines: WriteLines)
     # the initialize that opens the stream opens no second session, even after junk
     path = write_lines([b"booting...", *INTERLEAVED[:3]], name="one.ndjson")
     assert mcptrace.load(path).messages["session"].unique().to_list() == ["one"]
+
+
+def test_a_stdout_mostly_banner_before_the_server_spoke_is_still_stdio(
+    write_lines: WriteLines,
+) -> None:
+    banner = [f"[boot] loading plugin {i} of 12".encode() for i in range(12)]
+    path = write_lines([*banner, *INTERLEAVED[:4]], name="server.out")
+    trace = mcptrace.load(path)
+    assert trace.sources["format"].to_list() == ["stdio"]
+    kinds = trace.messages["kind"].to_list()
+    assert kinds.count("invalid") == 12 and kinds.count("request") == 2
+    # the banner is stream pollution, which the linter reports line by line
+    found = mcptrace.lint(trace)
+    assert sorted(found.filter(pl.col("code") == "ST001")["line"].to_list()) == list(range(1, 13))
+
+
+def test_half_json_rpc_is_stdio_and_the_bad_line_is_reported(write_lines: WriteLines) -> None:
+    path = write_lines([INTERLEAVED[8], b"{bad"], name="two.jsonl")
+    trace = mcptrace.load(path)
+    assert trace.sources["format"].to_list() == ["stdio"]
+    assert trace.messages["kind"].to_list() == ["request", "invalid"]
+    assert trace.messages["line"].to_list() == [1, 2]
+
+
+def test_other_json_lines_with_a_json_rpc_line_among_them_are_not_claimed(
+    write_lines: WriteLines,
+) -> None:
+    others = [b'{"level":"info","msg":"started"}', b'{"level":"info","msg":"ready"}']
+    path = write_lines([*others, b"plain text", INTERLEAVED[8]], name="app.jsonl")
+    with pytest.raises(mcptrace.CaptureError, match="unrecognised capture format"):
+        mcptrace.load(path)
