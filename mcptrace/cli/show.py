@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 import polars as pl
 import typer
 
+from mcptrace import _json
 from mcptrace.cli._common import (
     FormatOpt,
     SinceOpt,
@@ -15,8 +17,10 @@ from mcptrace.cli._common import (
     UntilOpt,
     load_or_exit,
     report_input_errors,
+    usage_error,
 )
-from mcptrace.listing import message_list, short_names
+from mcptrace.errors import UsageError
+from mcptrace.listing import message_list, parse_lines, short_names
 
 _ARROWS = {"c2s": "->", "s2c": "<-", "unknown": "??"}
 
@@ -38,6 +42,36 @@ def show(
             help="Only these kinds (request, response, error, invalid, stderr, ...).",
         ),
     ] = None,
+    id: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--id",
+            help="Only messages with this JSON-RPC id (34, b-7 or '\"b-7\"'), and the "
+            "cancellations naming it.",
+        ),
+    ] = None,
+    line: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--line",
+            "-l",
+            help="Only the messages on these lines: N, N-M, or FILE:N as lint prints it.",
+        ),
+    ] = None,
+    context: Annotated[
+        int,
+        typer.Option(
+            "--context",
+            "-C",
+            min=0,
+            help="Also this many messages before and after each one shown (of its file); "
+            "the ones asked for are marked with >.",
+        ),
+    ] = 0,
+    body: Annotated[
+        bool,
+        typer.Option("--body", "-b", help="Print each message's JSON under its line."),
+    ] = False,
     limit: Annotated[
         int | None, typer.Option("--limit", "-n", help="At most this many lines.")
     ] = None,
@@ -47,8 +81,14 @@ def show(
     until: UntilOpt = None,
 ) -> None:
     """One line per message in capture order: time, session, direction, id, method or outcome."""
+    try:
+        spans = [parse_lines(text) for text in line or ()]
+    except UsageError as exc:
+        raise usage_error(str(exc)) from exc
     trace = load_or_exit(traces, format, tz, since=since, until=until)
-    listing = message_list(trace, sessions=session, methods=method, kinds=kind)
+    listing = message_list(
+        trace, sessions=session, methods=method, kinds=kind, ids=id, lines=spans, context=context
+    )
     if limit is not None:
         listing = listing.head(limit)
     width = max([len(s) for s in listing["session"].unique().to_list()] + [7])
@@ -66,10 +106,22 @@ def show(
         when = row["ts"].strftime("%H:%M:%S.%f")[:-3] if row["ts"] is not None else "--:--:--.---"
         arrow = _ARROWS[row["direction"]]
         ident = row["id"] if row["id"] is not None else ""
+        mark = ("> " if row["hit"] else "  ") if context else ""
         typer.echo(
-            f"{place:<{place_width}}  {when}  {row['session']:<{width}}  {arrow}  "
+            f"{mark}{place:<{place_width}}  {when}  {row['session']:<{width}}  {arrow}  "
             f"{ident:>6}  {row['what']}".rstrip()
         )
+        if body and row["body"] is not None:
+            typer.echo(_indented(row["body"]))
     if listing.is_empty():
         typer.echo("(no messages match)", err=True)
     raise typer.Exit(report_input_errors(trace))
+
+
+def _indented(text: str) -> str:
+    """A message's JSON pretty-printed (its text as it is when it is not JSON), indented
+    under its line."""
+    # not JSON (an invalid line, stderr), or an integer orjson cannot write: as it is
+    with contextlib.suppress(_json.JSONDecodeError, TypeError):
+        text = _json.dumpb(_json.loads(text), pretty=True).decode()
+    return "\n".join("        " + part for part in text.splitlines()) + "\n"

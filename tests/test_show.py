@@ -1,0 +1,103 @@
+"""``mcptrace show`` from a finding to the traffic around it: --id, --line, --context, --body."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from factories import SAMPLES, rec, req, res
+from typer.testing import CliRunner
+
+import mcptrace
+from mcptrace.cli import app
+from mcptrace.errors import UsageError
+from mcptrace.listing import LineSpan, message_list, parse_lines
+
+INCIDENT = SAMPLES / "capture" / "incident-2025-11-25.jsonl"
+runner = CliRunner()
+
+
+def _lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip()]
+
+
+def test_parse_lines_reads_what_lint_prints() -> None:
+    assert parse_lines("137") == LineSpan(None, 137, 137)
+    assert parse_lines("130-145") == LineSpan(None, 130, 145)
+    assert parse_lines("traces/a.jsonl:137:") == LineSpan("traces/a.jsonl", 137, 137)
+    assert parse_lines(r"C:\logs\a.jsonl:5-9") == LineSpan(r"C:\logs\a.jsonl", 5, 9)
+    for bad in ("", "x", "a.jsonl:", "0", "9-3", "1-"):
+        with pytest.raises(UsageError):
+            parse_lines(bad)
+
+
+def test_an_id_finds_its_request_its_cancellation_and_its_response() -> None:
+    listing = message_list(mcptrace.load(INCIDENT), ids=["34"])
+    assert listing["line"].to_list() == [190, 200, 205]
+    assert listing["what"][1] == "notifications/cancelled"
+    # a string id, typed bare or quoted
+    trace = mcptrace.load(INCIDENT)
+    for given in ("b-7", '"b-7"'):
+        assert message_list(trace, ids=[given])["line"].to_list() == [135, 136]
+
+
+def test_context_shows_the_messages_around_each_line_and_marks_the_line() -> None:
+    trace = mcptrace.load(INCIDENT)
+    listing = message_list(trace, lines=[LineSpan(None, 137, 137)], context=2)
+    assert listing["line"].to_list() == [135, 136, 137, 138, 139]
+    assert listing["hit"].to_list() == [False, False, True, False, False]
+    # overlapping stretches are shown once; the first line has nothing before it
+    listing = message_list(trace, lines=[LineSpan(None, 1, 1), LineSpan(None, 3, 4)], context=1)
+    assert listing["line"].to_list() == [1, 2, 3, 4, 5]
+    assert listing["hit"].to_list() == [True, False, True, True, False]
+
+
+def test_context_stays_within_the_file_of_its_line(tmp_path: Path) -> None:
+    for name, first in (("a.jsonl", 1), ("b.jsonl", 10)):
+        records = [rec(req(first + i, "ping")) for i in range(3)]
+        (tmp_path / name).write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    trace = mcptrace.load(tmp_path)
+    listing = message_list(trace, lines=[LineSpan("b.jsonl", 1, 1)], context=5)
+    assert [(Path(s).name, n) for s, n in listing.select("source", "line").rows()] == [
+        ("b.jsonl", 1),
+        ("b.jsonl", 2),
+        ("b.jsonl", 3),
+    ]
+    # without a file, line 3 is line 3 of each file
+    assert message_list(trace, lines=[LineSpan(None, 3, 3)])["id"].to_list() == ["3", "12"]
+
+
+def test_the_command_takes_a_place_copied_from_a_lint_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(SAMPLES.parent)
+    place = runner.invoke(app, ["lint", str(INCIDENT), "--select", "PR001"]).output.split(" ")[0]
+    # lint names the file relative to the working folder; show is given its full path
+    assert (
+        place.endswith("capture/incident-2025-11-25.jsonl:137:") and not Path(place).is_absolute()
+    )
+    result = runner.invoke(app, ["show", str(INCIDENT), "--line", place, "-C", "1"])
+    assert result.exit_code == 0, result.output
+    shown = _lines(result.output)
+    assert len(shown) == 3
+    assert shown[1].startswith(">") and "137" in shown[1] and "tools/call search_docs" in shown[1]
+    assert not shown[0].startswith(">") and not shown[2].startswith(">")
+
+
+def test_body_prints_each_message_json_under_its_line(tmp_path: Path) -> None:
+    records = [rec(req(1, "tools/list")), rec(res(1, {"tools": []}), dir="s2c")]
+    capture = tmp_path / "c.jsonl"
+    capture.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records) + b"{oops\n")
+    result = runner.invoke(app, ["show", str(capture), "--body"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert '        {\n          "jsonrpc": "2.0",\n          "id": 1,' in out
+    assert '"tools": []' in out
+    assert "        {oops" in out  # a line that is not JSON, as it is
+
+
+def test_a_malformed_line_option_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["show", str(INCIDENT), "--line", "12-3"])
+    assert result.exit_code == 2
+    assert "--line '12-3'" in result.output
