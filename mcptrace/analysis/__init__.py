@@ -1,7 +1,8 @@
-"""Statistics over the trace tables: latency, errors, traffic and sessions.
+"""Statistics over the trace tables: latency, errors, traffic, sessions, and two sets of
+calls compared.
 
 Every function is pure: it takes a :class:`~mcptrace.trace.Trace` or one of its tables
-(see each docstring) and returns a Polars DataFrame, never reads files, prints or
+(see each docstring) and returns Polars DataFrames, never reads files, prints or
 raises on empty input (zero rows with the documented columns instead). Grouping
 dimensions (``by``) and time buckets (``every``, a Polars duration such as ``"1m"``)
 work the same way everywhere; quantiles are linear (``numpy.quantile``'s default,
@@ -17,6 +18,7 @@ see :mod:`mcptrace.analysis.latency`).
 from __future__ import annotations
 
 from mcptrace.analysis._common import DIMENSIONS, FAILED_OUTCOMES
+from mcptrace.analysis.compare import compare, split_at
 from mcptrace.analysis.errors import error_breakdown, error_rate
 from mcptrace.analysis.latency import QUANTILES, latency, latency_coverage
 from mcptrace.analysis.overview import session_overview
@@ -26,6 +28,7 @@ __all__ = [
     "DIMENSIONS",
     "FAILED_OUTCOMES",
     "QUANTILES",
+    "compare",
     "concurrency",
     "error_breakdown",
     "error_bursts",
@@ -34,5 +37,6 @@ __all__ = [
     "latency_coverage",
     "session_overview",
     "slowest_calls",
+    "split_at",
     "throughput",
 ]

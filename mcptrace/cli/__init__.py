@@ -14,6 +14,7 @@ import typer
 
 from mcptrace import __version__
 from mcptrace.cli import (
+    compare,
     convert,
     formats,
     lint,
@@ -64,6 +65,7 @@ app.command("lint")(lint.lint)
 app.command("rule")(lint.rule)
 app.command("rules")(lint.rules)
 app.command("stats")(stats.stats)
+app.command("compare")(compare.compare)
 app.command("plot")(plot.plot)
 app.command("report")(report.report)
 app.command("redact")(redact.redact)

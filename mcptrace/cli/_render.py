@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import polars as pl
+import polars.selectors as cs
+
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], indent: str = "  ") -> str:
     """Left-aligned columns; numbers right-aligned; None shown as '-'."""
@@ -54,3 +57,13 @@ def duration(seconds: float | None) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def plain_values(frame: pl.DataFrame) -> pl.DataFrame:
+    """Times as RFC 3339 text, lists joined and floats rounded, for CSV and JSON."""
+    return frame.with_columns(
+        cs.datetime().dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ"),
+        cs.by_dtype(pl.List(pl.String)).list.join(", "),
+        # latencies have microsecond resolution; more digits are float noise (3.3000000000000003)
+        cs.float().round(6),
+    )

@@ -13,7 +13,6 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import polars as pl
-import polars.selectors as cs
 import typer
 
 from mcptrace import _json, analysis
@@ -27,7 +26,7 @@ from mcptrace.cli._common import (
     load_or_exit,
     report_input_errors,
 )
-from mcptrace.cli._render import table
+from mcptrace.cli._render import plain_values, table
 from mcptrace.trace import Trace
 
 
@@ -101,7 +100,7 @@ def render(trace: Trace, by: list[str], every: str | None, *, errors: bool, fmt:
         analysis.error_breakdown(trace, by, every) if errors else analysis.latency(trace, by, every)
     )
     if fmt == "csv":
-        return _strings(main).write_csv().rstrip("\n")
+        return plain_values(main).write_csv().rstrip("\n")
     if fmt == "json":
         name = "errors" if errors else "latency"
         doc = {
@@ -180,15 +179,5 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 
 
-def _strings(frame: pl.DataFrame) -> pl.DataFrame:
-    """Times as RFC 3339 text, lists joined and floats rounded, for CSV and JSON."""
-    return frame.with_columns(
-        cs.datetime().dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ"),
-        cs.by_dtype(pl.List(pl.String)).list.join(", "),
-        # latencies have microsecond resolution; more digits are float noise (3.3000000000000003)
-        cs.float().round(6),
-    )
-
-
 def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    return _strings(frame).to_dicts()
+    return plain_values(frame).to_dicts()

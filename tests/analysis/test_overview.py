@@ -87,6 +87,7 @@ def test_public_surface() -> None:
     assert "analysis" in mcptrace.__all__ and mcptrace.analysis is analysis
     assert analysis.__all__ == sorted(analysis.__all__)
     functions = [
+        "compare",
         "concurrency",
         "error_breakdown",
         "error_bursts",
@@ -95,6 +96,7 @@ def test_public_surface() -> None:
         "latency_coverage",
         "session_overview",
         "slowest_calls",
+        "split_at",
         "throughput",
     ]
     for name in functions:
@@ -104,7 +106,9 @@ def test_public_surface() -> None:
             assert section in doc, (name, section)
 
 
-@pytest.mark.parametrize("module", ["__init__", "errors", "latency", "overview", "traffic"])
+@pytest.mark.parametrize(
+    "module", ["__init__", "compare", "errors", "latency", "overview", "traffic"]
+)
 def test_docstring_examples_run(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import doctest
     import importlib
