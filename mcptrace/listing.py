@@ -127,7 +127,7 @@ def message_list(
         call_target="target",
         call_latency="latency_ms",
     )
-    m = trace.messages.join(calls, on="ordinal", how="left").with_columns(
+    m = trace.messages.join(calls, on="ordinal", how="left", maintain_order="left").with_columns(
         method_or_call=pl.coalesce("method", "call_method"),
     )
     hit = pl.lit(True)

@@ -925,6 +925,61 @@ def _latency_table(frame: pl.DataFrame, key: str, header: str) -> Html:
     return _table(cols, rows, "Milliseconds; quantiles over the calls with a latency.")
 
 
+#: groups shown in the comparison with the time before the window (most regressed first)
+MAX_CHANGES = 15
+
+
+def _before_the_window(d: _Data, by: str) -> list[Child]:
+    """The window's calls against those of the same sessions requested before it: what
+    changed when the incident started (only for a window with a start)."""
+    f = d.focus
+    if f.since is None:
+        return []
+    before, _, _ = analysis.split_at(f.context, f.since)
+    heading = el("h3", "Before the window and in it")
+    if before.is_empty():
+        return [heading, _note("No calls were requested before the window: nothing to compare.")]
+    changes = analysis.compare(before, f.view, by)
+    if changes.is_empty():
+        return []
+    header = by.capitalize()
+    cols = [
+        _Col(header, wrap=True, mono=True),
+        _Col("Calls before", num=True),
+        _Col("In window", num=True),
+        _Col("p50 before", num=True),
+        _Col("In window", num=True),
+        _Col("p95 before", num=True),
+        _Col("In window", num=True),
+        _Col("p95 " + _TIMES, num=True),
+        _Col("Failed before", num=True),
+        _Col("In window", num=True),
+    ]
+    rows = [
+        [
+            r[by] if r[by] is not None else "(none)",
+            _count(r["calls_before"]),
+            _count(r["calls_after"]),
+            _ms(r["p50_before"]),
+            _ms(r["p50_after"]),
+            _ms(r["p95_before"]),
+            _ms(r["p95_after"]),
+            _DASH if r["p95_ratio"] is None else f"{r['p95_ratio']:,.1f}",
+            _pct(r["error_rate_before"]),
+            _pct(r["error_rate_after"]),
+        ]
+        for r in changes.head(MAX_CHANGES).iter_rows(named=True)
+    ]
+    more = changes.height - len(rows)
+    caption = (
+        f"The calls of these sessions requested before {d.clock(f.since)} against those in "
+        "the window: milliseconds, and the share of calls that failed; most regressed "
+        "first (failing more, then slower)."
+        + (f" {_plural(more, 'more group')} not shown." if more > 0 else "")
+    )
+    return [heading, _table(cols, rows, caption)]
+
+
 def _section_latency(d: _Data) -> Html:
     from mcptrace import plots
 
@@ -946,6 +1001,7 @@ def _section_latency(d: _Data) -> Html:
             el("h3", "By tool"),
             _latency_table(analysis.latency(view, "tool"), "tool", "Tool"),
         ]
+    parts += _before_the_window(d, by)
     parts += [
         _figure(
             lambda: plots.latency_distribution(view, by=by),

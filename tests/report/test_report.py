@@ -345,6 +345,21 @@ def test_session_filter(incident: Trace) -> None:
     assert _card(page, "Sessions") == "1"
 
 
+def test_a_window_is_compared_with_the_time_before_it(incident: Trace, window_page: str) -> None:
+    latency = _section(window_page, "latency")
+    assert "Before the window and in it" in latency
+    start = latency.index("Before the window and in it")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", latency[start:]))
+    # fetch_page: 31 calls before 22:45, 10 in the window, 9 of which failed
+    assert re.search(r"fetch_page 31 10 249\.4 20,017\.9 .* 0\.0 % 90\.0 %", text)
+    assert text.index("get_invoice") < text.index("fetch_page") < text.index("search_docs")
+    # without a window start there is nothing before to compare with
+    assert "Before the window" not in _section(build_report(incident), "latency")
+    assert "Before the window" not in _section(build_report(incident, until=UNTIL), "latency")
+    early = build_report(incident, since=datetime(2026, 9, 15, 22, 0, tzinfo=UTC))
+    assert "No calls were requested before the window" in _section(early, "latency")
+
+
 def test_empty_window_still_gives_every_section(incident: Trace) -> None:
     page = build_report(incident, since=datetime(2030, 1, 1))
     assert [i for i in _Page(page).ids if i in SECTIONS] == list(SECTIONS)
