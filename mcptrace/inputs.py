@@ -20,6 +20,7 @@ import glob
 import os
 import re
 import stat
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,9 +160,12 @@ def rotation_order(paths: list[str]) -> list[str]:
     before ``x.log.1``, which holds what came just before it, and ``x.log.2.gz`` holds
     older messages still. Loaded in that order, a session that crossed a rotation would
     have its end before its start (responses before their requests). The files of a
-    log (of one folder) are put in the order they were written: dated ones by date,
-    then numbered ones from the highest number, then the log's own file. They take the
-    places the log's files had in ``paths``; every other file keeps its place.
+    log (of one folder) are put in the order they were written: by the first time each
+    file holds, when every one of them starts with a different one (so that parts
+    numbered upwards, ``x.log.1`` then ``x.log.2``, are read as written too); else by
+    the names' convention: dated ones by date, then numbered ones from the highest
+    number, then the log's own file. They take the places the log's files had in
+    ``paths``; every other file keeps its place.
     """
     families: dict[tuple[str, str], list[int]] = {}
     age: dict[int, tuple[int, str, int]] = {}
@@ -180,6 +184,37 @@ def rotation_order(paths: list[str]) -> list[str]:
     out = list(paths)
     for members in families.values():
         if len(members) > 1:
-            for slot, i in zip(sorted(members), sorted(members, key=age.__getitem__), strict=True):
+            starts = {i: _first_time(paths[i]) for i in members}
+            timed = {i: t for i, t in starts.items() if t is not None}
+            if len(timed) == len(members) and len(set(timed.values())) == len(members):
+                oldest_first = sorted(members, key=timed.__getitem__)
+            else:
+                oldest_first = sorted(members, key=age.__getitem__)
+            for slot, i in zip(sorted(members), oldest_first, strict=True):
                 out[slot] = paths[i]
     return out
+
+
+#: an ISO 8601 / RFC 3339 time to the second (captures, Claude Desktop and VS Code logs)
+_TIME = re.compile(rb"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?")
+#: how much of a file's start is searched for its first time
+_HEAD = 64 << 10
+
+
+def _first_time(path: str) -> bytes | None:
+    """The first time written in the first 64 KiB of ``path`` (decompressed when it is
+    gzip), as it is written; None when there is none or the file cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD)
+        if head.startswith(b"\x1f\x8b"):
+            head = zlib.decompressobj(wbits=47).decompress(head, _HEAD)
+    except (OSError, zlib.error):
+        return None
+    found = _TIME.search(head)
+    if found is None:
+        return None
+    # "2026-12-01 10:00:00", "2026-12-01T10:00:00.000" and "2026-12-01T10:00:00" are
+    # one time (and compare as text, digit by digit, in the order of time)
+    time = found[0].replace(b" ", b"T")
+    return time.rstrip(b"0").rstrip(b".") if b"." in time else time

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import threading
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from factories import SAMPLES, rec, req, res
+from factories import SAMPLES, rec, req, res, ts
 from typer.testing import CliRunner
 
 import mcptrace
@@ -155,3 +156,41 @@ def test_the_commands_report_a_pipe_in_a_folder_and_exit_2(tmp_path: Path, deadl
     rows = sum(frame.height for frame in iter_messages(tmp_path, stats=stats))
     assert rows == 26
     assert [Path(p).name for p, _ in stats.errors] == ["live.pipe"]
+
+
+def _timed_capture(path: Path, at: float, id: int = 1) -> None:
+    body = orjson.dumps(rec(req(id, "ping"), ts=ts(at))) + b"\n"
+    path.write_bytes(gzip.compress(body) if path.suffix == ".gz" else body)
+
+
+def test_a_rotated_log_is_ordered_by_the_first_time_of_each_file(tmp_path: Path) -> None:
+    # logrotate's convention: the higher the number, the older
+    _timed_capture(tmp_path / "app.log.2.gz", 0)
+    _timed_capture(tmp_path / "app.log.1", 10)
+    _timed_capture(tmp_path / "app.log", 20)
+    # parts numbered upwards as they were written: the names' convention would reverse them
+    _timed_capture(tmp_path / "dump.jsonl.1", 0)
+    _timed_capture(tmp_path / "dump.jsonl.2", 10)
+    _timed_capture(tmp_path / "dump.jsonl.3", 20)
+    names = [Path(p).name for p in expand_paths(tmp_path)]
+    assert names == [
+        "app.log.2.gz",
+        "app.log.1",
+        "app.log",
+        "dump.jsonl.1",
+        "dump.jsonl.2",
+        "dump.jsonl.3",
+    ]
+
+
+def test_without_a_time_in_every_file_the_names_decide(tmp_path: Path) -> None:
+    _timed_capture(tmp_path / "dump.jsonl.1", 0)
+    (tmp_path / "dump.jsonl.2").write_bytes(orjson.dumps(rec(req(1, "ping"), ts=None)) + b"\n")
+    _timed_capture(tmp_path / "dump.jsonl.3", 20)
+    # two files starting at the same time say nothing either
+    _timed_capture(tmp_path / "same.jsonl.1", 5)
+    (tmp_path / "same.jsonl.2").write_bytes(  # the same time, written another way
+        orjson.dumps(rec(req(1, "ping"), ts="2026-08-01 10:00:05")) + b"\n"
+    )
+    names = [Path(p).name for p in expand_paths(tmp_path)]
+    assert names == ["dump.jsonl.3", "dump.jsonl.2", "dump.jsonl.1", "same.jsonl.2", "same.jsonl.1"]
