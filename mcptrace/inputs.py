@@ -85,7 +85,7 @@ def expand_inputs(paths: PathLike | Iterable[PathLike]) -> Inputs:
 
 @dataclass
 class _Walk:
-    """What a walk found: files (and broken links) in name order, then the rest."""
+    """What a walk found: the files (broken links included) and the entries not read."""
 
     files: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -116,7 +116,7 @@ def _not_read(mode: int) -> str:
         else "not a regular file"
     )
     return (
-        f"not read: {kind} met in a folder (reading it could block for ever); "
+        f"not read: {kind} met in a folder or glob (reading it could block for ever); "
         "name it on the command line to read it"
     )
 
@@ -136,7 +136,8 @@ def _walk(folder: str, walked: _Walk | None = None) -> _Walk:
             folders.clear()  # reached again through a link: its files are listed already
             continue
         walked.seen.add(key)
-        folders[:] = [f for f in folders if not f.startswith(".")]
+        # in name order: of two links to one folder, the first by name is the one kept
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
         for name in names:
             if not name.startswith(".") and name not in _NOT_CAPTURES:
                 walked.add(Path(root, name))
