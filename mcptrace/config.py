@@ -19,6 +19,7 @@ of the same key.
     baseline = "mcptrace-baseline.json"
     schema-dir = "../spec/schema"  # <revision>/schema.json, for the SC rules
     format = "text"                # text | json | sarif | junit | github
+    show-source = true             # text: quote each finding's capture line under it
     allowed-origins = ["https://app.example.com"]  # what the servers accept (HT021)
 
 Relative paths are relative to the directory of the file they are written in.
@@ -45,6 +46,7 @@ KEYS = (
     "baseline",
     "schema-dir",
     "format",
+    "show-source",
     "allowed-origins",
 )
 #: ``fail-on`` values, most severe first
@@ -67,6 +69,7 @@ class Config:
     baseline: Path | None = None
     schema_dir: Path | None = None
     format: str | None = None
+    show_source: bool | None = None
     allowed_origins: tuple[str, ...] | None = None
 
 
@@ -112,6 +115,12 @@ def _strings(path: Path, key: str, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _bool(path: Path, key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise UsageError(f"{path}: {key} must be true or false, not {value!r}")
+    return value
+
+
 def _choice(path: Path, key: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise UsageError(f"{path}: {key} must be one of {', '.join(choices)}, not {value!r}")
@@ -143,6 +152,8 @@ def parse_config(path: Path, table: dict[str, Any]) -> Config:
         values["fail_on"] = _choice(path, "fail-on", table["fail-on"], FAIL_LEVELS)
     if "format" in table:
         values["format"] = _choice(path, "format", table["format"], REPORT_FORMATS)
+    if "show-source" in table:
+        values["show_source"] = _bool(path, "show-source", table["show-source"])
     if "revision" in table:
         from mcptrace.protocol import REVISIONS
 

@@ -369,3 +369,32 @@ def test_allowed_origins_from_the_command_line_or_the_config(
         f["line"]
         for f in orjson.loads(_lint(*args, "--allowed-origin", "https://evil.example").stdout)
     ] == [2]
+
+
+def test_show_source_quotes_the_capture_lines_from_the_option_or_the_config(
+    tmp_path: Path, write_lines: WriteLines, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_lines(BAD)
+    monkeypatch.chdir(tmp_path)
+    plain = runner.invoke(app, ["lint", str(path), *JR]).output
+    assert "    | " not in plain
+    shown = runner.invoke(app, ["lint", str(path), *JR, "--show-source"]).output.splitlines()
+    assert shown[0].endswith("JR004 [error] request tools/list has a null id (2025-11-25)")
+    assert shown[1] == "    | " + orjson.dumps(BAD[2]).decode()
+    assert shown[3] == "    | " + orjson.dumps(BAD[3]).decode()
+    (tmp_path / "mcptrace.toml").write_text("show-source = true\n")
+    assert runner.invoke(app, ["lint", str(path), *JR]).output.splitlines()[1].startswith("    | ")
+    # with the configuration on, the option changes nothing
+    assert runner.invoke(app, ["lint", str(path), *JR, "--show-source"]).output.count("    | ") == 2
+
+
+def test_show_source_quotes_lines_of_a_capture_linted_in_shares(tmp_path: Path) -> None:
+    records = [*HANDSHAKE, rec(req(None, "tools/list"))]
+    records += [rec(req(i, "ping"), session=f"s{i}") for i in range(2, 40)]
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    args = ["lint", str(path), *JR, "--show-source"]
+    whole = runner.invoke(app, [*args, "--partitions", "1"]).output
+    shared = runner.invoke(app, [*args, "--partitions", "3"]).output
+    assert shared == whole
+    assert whole.splitlines()[1] == "    | " + orjson.dumps(records[2]).decode()

@@ -82,9 +82,10 @@ def test_every_key_is_accepted(tmp_path: Path) -> None:
         tmp_path / "mcptrace.toml",
         'select = ["JR", "null-request-id"]\nignore = ["JR003"]\nfail-on = "error"\n'
         'revision = "2026-07-28"\nbaseline = "b.json"\nschema-dir = "schemas"\nformat = "junit"\n'
-        'allowed-origins = ["https://app.example.com"]\n',
+        'allowed-origins = ["https://app.example.com"]\nshow-source = true\n',
     )
     config = read_config(toml)
+    assert config.show_source is True
     assert config.select == ("JR", "null-request-id")
     assert config.revision == "2026-07-28" and config.format == "junit"
     assert config.allowed_origins == ("https://app.example.com",)
@@ -110,6 +111,7 @@ def test_unknown_key_names_the_key_and_the_file(tmp_path: Path) -> None:
         ('format = "xml"', r"format must be one of text, json, sarif, junit, github"),
         ('revision = "draft"', r"revision must be one of 2024-11-05"),
         ("baseline = 3", r"baseline must be a path"),
+        ('show-source = "yes"', r"show-source must be true or false, not 'yes'"),
         ('select = ["ZZ9"]', r"'ZZ9' selects no rule"),
         ("select = [", r"invalid TOML"),
     ],

@@ -131,6 +131,15 @@ def lint(
             "Turns on HT021: a request from any other Origin must be answered 403.",
         ),
     ] = None,
+    show_source: Annotated[
+        bool | None,
+        typer.Option(
+            "--show-source",
+            help="Quote each finding's capture line under it (text format; also "
+            "show-source = true in the configuration).",
+            show_default=False,
+        ),
+    ] = None,
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="Report only findings not accepted by this baseline file."),
@@ -280,7 +289,8 @@ def lint(
     if start is not None or end is not None:
         findings = findings_in_window(findings, start, end)
 
-    ctx = ReportContext(rules=rules, messages=messages, root=str(Path.cwd()))
+    quote = show_source if show_source is not None else bool(config.show_source)
+    ctx = ReportContext(rules=rules, messages=messages, root=str(Path.cwd()), show_source=quote)
     report = REPORTERS[report_format](findings, ctx)
     if output is not None:
         try:

@@ -53,6 +53,8 @@ class ReportContext:
     #: and SARIF need repository-relative paths); None shows paths as given
     root: str | None = None
     information_uri: str = field(default_factory=_information_uri)
+    #: the text report quotes each finding's capture line under it (needs ``messages``)
+    show_source: bool = False
 
     def rule(self, code: str) -> Rule:
         found = self.rules.get(code) or RULES.get(code)

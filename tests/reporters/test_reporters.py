@@ -132,6 +132,31 @@ def test_text_lines_summary_and_empty(linted: tuple[pl.DataFrame, ReportContext]
     )
 
 
+def test_text_show_source_quotes_each_capture_line_on_one_line(
+    linted: tuple[pl.DataFrame, ReportContext],
+) -> None:
+    from dataclasses import replace
+
+    from mcptrace.reporters.text import SOURCE_CHARS
+
+    findings, ctx = linted
+    lines = REPORTERS["text"](findings, replace(ctx, show_source=True)).splitlines()
+    assert lines[0].startswith("traces/demo.jsonl:4: JR004")
+    assert lines[1] == "    | " + orjson.dumps(DEMO[3]).decode()
+    # the awkward method's newline stays escaped: the quote is one line
+    assert lines[5].startswith("    | ") and "\\n" in lines[5]
+    assert len([line for line in lines if line.startswith("    | ")]) == findings.height
+    # a long line is cut
+    long = findings.head(1)
+    raw = "x" * (SOURCE_CHARS + 50)
+    messages = pl.DataFrame({"ordinal": long["ordinal"], "raw": [raw]})
+    cut = REPORTERS["text"](long, replace(ctx, messages=messages, show_source=True))
+    assert cut.splitlines()[1] == "    | " + "x" * SOURCE_CHARS + "…"
+    # without the messages there is nothing to quote
+    bare = REPORTERS["text"](findings, replace(ctx, messages=None, show_source=True))
+    assert bare == REPORTERS["text"](findings, ctx)
+
+
 def test_json_has_every_column_in_table_order(linted: tuple[pl.DataFrame, ReportContext]) -> None:
     findings, ctx = linted
     data = orjson.loads(REPORTERS["json"](findings, ctx))
