@@ -27,6 +27,8 @@ from mcptrace.cli._common import (
 from mcptrace.cli._render import plain_values, table
 from mcptrace.cli.stats import By, OutputFormat
 
+#: plot file suffix -> Matplotlib format
+_FORMATS = {".png": "png", ".svg": "svg"}
 _SHOWN = {
     "calls_before": "calls before",
     "calls_after": "after",
@@ -76,6 +78,13 @@ def compare(
         OutputFormat,
         typer.Option("--format", help="Output: an aligned table, JSON or CSV."),
     ] = OutputFormat.table,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            help="Also draw each group's p50 and p95 before and after into this .png or .svg file.",
+        ),
+    ] = None,
     input_format: InputFormatOpt = None,
     tz: TzOpt = None,
     since: SinceOpt = None,
@@ -85,6 +94,9 @@ def compare(
     side, most regressed first: what got slower, what started failing."""
     if (after is None) == (at is None):
         raise usage_error("give either two captures (BEFORE AFTER) or one and --at TIME")
+    image = _FORMATS.get(plot.suffix.lower()) if plot is not None else None
+    if plot is not None and image is None:
+        raise usage_error(f"cannot write {plot}: the plot file must end in .png or .svg")
     moment = parse_time(at, "--at") if at is not None else None
     keys = [b.value for b in by] if by else ["method"]
     first = load_or_exit([before], input_format, tz, since=since, until=until)
@@ -99,6 +111,15 @@ def compare(
         old, new, untimed = first.calls, second.calls, 0
         names = (str(before), str(after))
     typer.echo(_render(old, new, keys, names, untimed, format.value))
+    if plot is not None and image is not None:
+        from mcptrace import plots
+
+        figure = plots.latency_changes(old, new, keys)
+        try:
+            figure.savefig(plot, format=image, dpi=150 if image == "png" else "figure")
+        except OSError as exc:
+            raise usage_error(f"cannot write {plot}: {exc.strerror or exc}") from exc
+        typer.echo(f"wrote the latency changes plot to {plot}", err=True)
     raise typer.Exit(status)
 
 

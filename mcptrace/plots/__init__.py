@@ -1,4 +1,5 @@
-"""Plots of the trace tables: latency, failures, session timelines, concurrency.
+"""Plots of the trace tables: latency, failures, session timelines, concurrency, and what
+changed between two sets of calls.
 
 Every function takes a :class:`~mcptrace.trace.Trace` or its calls table (as the
 :mod:`mcptrace.analysis` functions do), draws into ``ax`` when given (else into a new
@@ -19,6 +20,7 @@ it only inside ``mcptrace plot``.
 from __future__ import annotations
 
 from mcptrace.plots._common import OUTCOME_COLORS
+from mcptrace.plots.changes import latency_changes
 from mcptrace.plots.errors import error_distribution
 from mcptrace.plots.latency import latency_distribution, latency_over_time
 from mcptrace.plots.sessions import timeline
@@ -28,6 +30,7 @@ __all__ = [
     "OUTCOME_COLORS",
     "concurrency",
     "error_distribution",
+    "latency_changes",
     "latency_distribution",
     "latency_over_time",
     "timeline",

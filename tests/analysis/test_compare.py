@@ -158,3 +158,13 @@ def test_the_command_refuses_unclear_sides_and_reports_unreadable_files(tmp_path
     assert result.exit_code == 2
     assert "junk.bin" in result.output
     assert "Overall: 11 -> 2 calls" in result.output
+
+
+def test_the_command_draws_the_changes_when_asked(tmp_path: Path) -> None:
+    image = tmp_path / "changes.png"
+    args = ["compare", str(INCIDENT), "--at", "2026-09-15T22:44Z", "--by", "tool"]
+    result = runner.invoke(app, [*args, "--plot", str(image)])
+    assert result.exit_code == 0, result.output
+    assert image.read_bytes().startswith(b"\x89PNG")
+    refused = runner.invoke(app, [*args, "--plot", str(tmp_path / "changes.gif")])
+    assert refused.exit_code == 2 and "must end in .png or .svg" in refused.output

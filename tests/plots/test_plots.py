@@ -125,12 +125,47 @@ def test_public_api_is_sorted_and_documented() -> None:
             assert "ax" in inspect.signature(obj).parameters, name
 
 
-@pytest.mark.parametrize("module", ["__init__", "errors", "latency", "sessions", "traffic"])
+@pytest.mark.parametrize(
+    "module", ["__init__", "changes", "errors", "latency", "sessions", "traffic"]
+)
 def test_docstring_examples_run(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the package example reads sample_traces/
     name = "mcptrace.plots" + ("" if module == "__init__" else f".{module}")
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+# ---------------------------------------------------------------------------
+# latency_changes
+# ---------------------------------------------------------------------------
+
+
+def test_latency_changes_before_and_after_the_incident(incident: Trace) -> None:
+    from matplotlib.text import Annotation
+
+    from mcptrace import analysis
+
+    moment = datetime(2026, 9, 15, 22, 44, tzinfo=UTC)
+    before, after, _ = analysis.split_at(incident, moment)
+    ax = plots.latency_changes(before, after, by="tool").axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    # most regressed at the top (ticks are listed from the top row down)
+    assert labels[0] == "fetch_page\n23 → 22 calls, failed 0% → 41%"
+    assert [t.get_position()[1] for t in ax.get_yticklabels()] == [4, 3, 2, 1]
+    assert [label.split("\n")[0] for label in labels] == [
+        "fetch_page",
+        "summarize",
+        "get_usage",
+        "search_docs",
+    ]  # get_invoice and export_invoices have calls on one side only
+    arrows = [a for a in ax.get_children() if isinstance(a, Annotation)]
+    assert len(arrows) == 2 * len(labels)  # p95 and p50 of each group
+    colors = {a.arrow_patch.get_edgecolor()[:3] for a in arrows if a.arrow_patch is not None}
+    assert len(colors) == 2  # slower and faster
+    assert ax.get_xscale() == "log"
+    top2 = plots.latency_changes(before, after, by="tool", top=2).axes[0]
+    assert top2.get_title() == "Latency before and after, by tool (2 of 4 groups)"
+    assert len(top2.get_yticklabels()) == 2
 
 
 # ---------------------------------------------------------------------------
@@ -469,6 +504,7 @@ def test_concurrency_of_many_calls_is_drawn_per_column_of_time() -> None:
 PLOTS: dict[str, Callable[..., Figure]] = {
     "latency_distribution": plots.latency_distribution,
     "latency_over_time": plots.latency_over_time,
+    "latency_changes": lambda data, **kw: plots.latency_changes(data, data, **kw),
     "error_distribution": lambda data, **kw: plots.error_distribution(data, every="1m", **kw),
     "timeline": plots.timeline,
     "concurrency": plots.concurrency,
