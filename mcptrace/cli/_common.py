@@ -7,13 +7,16 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import mcptrace
 from mcptrace.errors import McpTraceError
 from mcptrace.trace import Trace
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TraceArg = Annotated[
     list[Path],
@@ -192,3 +195,20 @@ def selectors(values: list[str] | None) -> tuple[str, ...] | None:
     if values is None:
         return None
     return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
+
+
+#: image file suffix -> Matplotlib format, for the commands that draw
+IMAGE_FORMATS = {".png": "png", ".svg": "svg"}
+
+
+def image_format(path: Path) -> str | None:
+    """The Matplotlib format of an image file named ``path``; None for another suffix."""
+    return IMAGE_FORMATS.get(path.suffix.lower())
+
+
+def save_figure(figure: Figure, path: Path, fmt: str) -> None:
+    """Write ``figure`` to ``path`` (PNG at 150 dpi); a write error exits 2."""
+    try:
+        figure.savefig(path, format=fmt, dpi=150 if fmt == "png" else "figure")
+    except OSError as exc:
+        raise usage_error(f"cannot write {path}: {exc.strerror or exc}") from exc

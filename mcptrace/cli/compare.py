@@ -19,16 +19,16 @@ from mcptrace.cli._common import (
     SinceOpt,
     TzOpt,
     UntilOpt,
+    image_format,
     load_or_exit,
     parse_time,
     report_input_errors,
+    save_figure,
     usage_error,
 )
 from mcptrace.cli._render import plain_values, table
 from mcptrace.cli.stats import By, OutputFormat
 
-#: plot file suffix -> Matplotlib format
-_FORMATS = {".png": "png", ".svg": "svg"}
 _SHOWN = {
     "calls_before": "calls before",
     "calls_after": "after",
@@ -94,7 +94,7 @@ def compare(
     side, most regressed first: what got slower, what started failing."""
     if (after is None) == (at is None):
         raise usage_error("give either two captures (BEFORE AFTER) or one and --at TIME")
-    image = _FORMATS.get(plot.suffix.lower()) if plot is not None else None
+    image = image_format(plot) if plot is not None else None
     if plot is not None and image is None:
         raise usage_error(f"cannot write {plot}: the plot file must end in .png or .svg")
     moment = parse_time(at, "--at") if at is not None else None
@@ -114,11 +114,7 @@ def compare(
     if plot is not None and image is not None:
         from mcptrace import plots
 
-        figure = plots.latency_changes(old, new, keys)
-        try:
-            figure.savefig(plot, format=image, dpi=150 if image == "png" else "figure")
-        except OSError as exc:
-            raise usage_error(f"cannot write {plot}: {exc.strerror or exc}") from exc
+        save_figure(plots.latency_changes(old, new, keys), plot, image)
         typer.echo(f"wrote the latency changes plot to {plot}", err=True)
     raise typer.Exit(status)
 

@@ -22,8 +22,10 @@ from mcptrace.cli._common import (
     TraceArg,
     TzOpt,
     UntilOpt,
+    image_format,
     load_or_exit,
     report_input_errors,
+    save_figure,
     usage_error,
 )
 from mcptrace.cli.stats import By
@@ -41,8 +43,6 @@ class Kind(StrEnum):
     concurrency = "concurrency"
 
 
-#: Output suffix -> Matplotlib format.
-_FORMATS = {".png": "png", ".svg": "svg"}
 #: The kinds each option applies to; elsewhere it is refused rather than silently ignored.
 _TAKES_BY = (Kind.latency, Kind.latency_time, Kind.errors)
 _TAKES_EVERY = (Kind.latency_time, Kind.errors, Kind.concurrency)
@@ -88,7 +88,7 @@ def plot(
     until: UntilOpt = None,
 ) -> None:
     """Plot latency, failures, the session timeline or concurrency into a PNG or SVG file."""
-    fmt = _FORMATS.get(output.suffix.lower())
+    fmt = image_format(output)
     problem = None
     if fmt is None:
         problem = f"cannot write {output}: the output file must end in .png or .svg"
@@ -106,10 +106,7 @@ def plot(
         raise usage_error(str(problem))
     trace = load_or_exit(traces, input_format, tz, since=since, until=until)
     figure = _draw(trace, kind, None if by is None else by.value, every)
-    try:
-        figure.savefig(output, format=fmt, dpi=150 if fmt == "png" else "figure")
-    except OSError as exc:
-        raise usage_error(f"cannot write {output}: {exc.strerror or exc}") from exc
+    save_figure(figure, output, fmt)
     typer.echo(f"wrote {kind.value} plot to {output}", err=True)
     raise typer.Exit(report_input_errors(trace))
 
