@@ -101,3 +101,18 @@ def test_a_malformed_line_option_is_a_usage_error() -> None:
     result = runner.invoke(app, ["show", str(INCIDENT), "--line", "12-3"])
     assert result.exit_code == 2
     assert "--line '12-3'" in result.output
+
+
+def test_times_carry_their_date_when_the_capture_spans_days(tmp_path: Path) -> None:
+    records = [
+        rec(req(1, "ping"), ts="2026-08-01T23:59:59.500Z"),
+        rec(res(1), dir="s2c", ts="2026-08-02T00:00:00.250Z"),
+    ]
+    capture = tmp_path / "midnight.jsonl"
+    capture.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    shown = _lines(runner.invoke(app, ["show", str(capture), "--line", "2"]).output)
+    assert shown == [
+        "     2  2026-08-02 00:00:00.250  s1       <-       1  result to ping (750.0 ms)"
+    ]
+    same_day = _lines(runner.invoke(app, ["show", str(INCIDENT), "--line", "1"]).output)
+    assert same_day[0].split()[1] == "22:40:00.400"

@@ -166,7 +166,7 @@ def _overall_line(row: dict[str, Any]) -> str:
     points = "" if change is None else f" ({change * 100:+.1f} pp)"
     times = "" if row["p95_ratio"] is None else f" (x{row['p95_ratio']:.2f})"
     return (
-        f"Overall: {row['calls_before']} -> {row['calls_after']} calls; error rate "
+        f"Overall: {row['calls_before']:,} -> {row['calls_after']:,} calls; error rate "
         f"{pct(row['error_rate_before'])} -> {pct(row['error_rate_after'])}{points}; "
         f"p95 {ms(row['p95_before'])} -> {ms(row['p95_after'])}{times}"
     )

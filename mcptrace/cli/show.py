@@ -101,9 +101,13 @@ def show(
     else:
         place = pl.col("line").cast(pl.String).str.pad_start(6)
     places = listing.select(place.fill_null("?")).to_series().to_list()
+    # the time of day alone, unless the capture spans more than one UTC day
+    days = trace.messages["ts"].dt.date().drop_nulls().n_unique()
+    clock = "%Y-%m-%d %H:%M:%S.%f" if days > 1 else "%H:%M:%S.%f"
+    untimed = "--:--:--.---" if days <= 1 else "----------- --:--:--.---"
     place_width = max([len(p) for p in places] + [6])
     for place, row in zip(places, listing.iter_rows(named=True), strict=True):
-        when = row["ts"].strftime("%H:%M:%S.%f")[:-3] if row["ts"] is not None else "--:--:--.---"
+        when = row["ts"].strftime(clock)[:-3] if row["ts"] is not None else untimed
         arrow = _ARROWS[row["direction"]]
         ident = row["id"] if row["id"] is not None else ""
         mark = ("> " if row["hit"] else "  ") if context else ""
