@@ -148,9 +148,9 @@ def _render(
         shown = groups.with_columns(
             (pl.col(c) * 100).round(1)
             for c in ("error_rate_before", "error_rate_after", "error_rate_change")
-        ).with_columns(pl.col("p95_ratio").round(2))
+        )
         headers = [*keys, *(_SHOWN[c] for c in shown.columns if c in _SHOWN)]
-        out.append(f"{title}\n" + table(headers, shown.rows()))
+        out.append(f"{title}\n" + table(headers, _with_ratios(shown)))
         out.append("  (err% in percent; err change in percentage points; p95 x = after / before)")
     return "\n".join(out)
 
@@ -170,3 +170,15 @@ def _overall_line(row: dict[str, Any]) -> str:
         f"{pct(row['error_rate_before'])} -> {pct(row['error_rate_after'])}{points}; "
         f"p95 {ms(row['p95_before'])} -> {ms(row['p95_after'])}{times}"
     )
+
+
+def _with_ratios(shown: pl.DataFrame) -> list[list[Any]]:
+    """The rows, their p95 ratio with two decimals (a tenfold speed-up is 0.10, which the
+    table's one decimal would show as 0.1), padded so that the column aligns right."""
+    at = shown.columns.index("p95_ratio")
+    texts = ["-" if r[at] is None else f"{r[at]:.2f}" for r in shown.rows()]
+    width = max(len(t) for t in texts)
+    return [
+        [*row[:at], text.rjust(width), *row[at + 1 :]]
+        for row, text in zip(shown.rows(), texts, strict=True)
+    ]

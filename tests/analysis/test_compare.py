@@ -124,6 +124,7 @@ def test_the_command_splits_one_capture_at_a_moment() -> None:
     assert table[0].split()[:3] == ["tool", "calls", "before"]
     assert table[1].split()[0] == "get_invoice"  # appeared, and failed every time
     assert table[2].split()[:3] == ["fetch_page", "23", "22"]
+    assert table[2].split()[7] == "11.53"  # the p95 ratio with two decimals
 
 
 def test_the_command_compares_two_captures_as_json_and_csv() -> None:
