@@ -15,7 +15,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from mcptrace.analysis._common import requests_of
 from mcptrace.analysis.compare import compare
 from mcptrace.plots._common import (
     FLOOR_MS,
@@ -87,10 +86,13 @@ def latency_changes(
     # a row of a fixed height per group drawn, so that a few groups are not stretched
     fig, ax = new_axes(ax, (10.0, 1.4 + 0.75 * max(1, min(top, drawable.height))))
     if drawable.is_empty():
-        if not requests_of(before).height + requests_of(after).height:
+        # read off the comparison: each side's calls are paired only once
+        if changes.is_empty():
             return no_data(fig, ax, title, "no calls")
-        timed = any(requests_of(side)["latency_ms"].is_not_null().any() for side in (before, after))
-        message = NO_TIMESTAMPS if not timed else "no group has a latency both before and after"
+        timed = changes.select(pl.col("p50_before", "p50_after").is_not_null().any()).row(0)
+        message = (
+            NO_TIMESTAMPS if not any(timed) else "no group has a latency both before and after"
+        )
         return no_data(fig, ax, title, message)
     hidden = max(drawable.height - top, 0)
     rows = drawable.head(top).rows(named=True)
