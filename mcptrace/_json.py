@@ -70,29 +70,42 @@ class _Token(str):
     """Literal output text on :func:`_dumps_deep`'s stack (as opposed to a value)."""
 
 
-def _dumps_deep(obj: Any) -> str:
-    """Compact JSON of a value nested deeper than orjson writes (or holding integers
-    beyond 64 bits), without recursion; the other leaves are still written by orjson."""
+def _dumps_deep(obj: Any, *, pretty: bool = False, sort_keys: bool = False) -> str:
+    """JSON of a value nested deeper than orjson writes (or holding integers beyond 64
+    bits), without recursion; the other leaves are still written by orjson. Compact, or
+    laid out as orjson's ``OPT_INDENT_2`` lays it out with ``pretty``."""
     out: list[str] = []
-    stack: list[Any] = [obj]
+    # each value on the stack with its depth, which only indentation needs
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    colon = ": " if pretty else ":"
+
+    def newline(depth: int) -> str:
+        return "\n" + "  " * depth if pretty else ""
+
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         if type(item) is _Token:
             out.append(item)
         elif type(item) is dict:
+            if not item:
+                out.append("{}")
+                continue
             out.append("{")
-            stack.append(_Token("}"))
-            for i, (key, value) in reversed(list(enumerate(item.items()))):
-                stack.append(value)
+            stack.append((_Token(newline(depth) + "}"), depth))
+            members = sorted(item.items(), key=lambda kv: str(kv[0])) if sort_keys else item.items()
+            for i, (key, value) in reversed(list(enumerate(members))):
+                stack.append((value, depth + 1))
                 name = orjson.dumps(key if type(key) is str else str(key)).decode()
-                stack.append(_Token(("," if i else "") + name + ":"))
+                stack.append((_Token(("," if i else "") + newline(depth + 1) + name + colon), 0))
         elif type(item) is list:
+            if not item:
+                out.append("[]")
+                continue
             out.append("[")
-            stack.append(_Token("]"))
+            stack.append((_Token(newline(depth) + "]"), depth))
             for i, value in reversed(list(enumerate(item))):
-                stack.append(value)
-                if i:
-                    stack.append(_Token(","))
+                stack.append((value, depth + 1))
+                stack.append((_Token(("," if i else "") + newline(depth + 1)), 0))
         elif type(item) is int:
             out.append(str(item))  # exact at any size
         else:
@@ -101,13 +114,19 @@ def _dumps_deep(obj: Any) -> str:
 
 
 def dumpb(obj: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes:
-    """Serialise to UTF-8 bytes (for writers)."""
+    """Serialise to UTF-8 bytes (for writers); like :func:`dumps`, any depth orjson
+    reads and integers of any size are written."""
     option = _DUMP_OPTIONS
     if pretty:
         option |= orjson.OPT_INDENT_2
     if sort_keys:
         option |= orjson.OPT_SORT_KEYS
-    return orjson.dumps(obj, default=str, option=option)
+    try:
+        return orjson.dumps(obj, default=str, option=option)
+    except TypeError as exc:
+        if "ecursion" not in str(exc) and "64-bit" not in str(exc):
+            raise
+        return _dumps_deep(obj, pretty=pretty, sort_keys=sort_keys).encode()
 
 
 def describe_error(exc: Exception) -> str:

@@ -10,8 +10,11 @@ import orjson
 import polars as pl
 import pytest
 from factories import WriteLines, err, note, rec, req, res, ts
+from typer.testing import CliRunner
 
 import mcptrace
+from mcptrace import _json
+from mcptrace.cli import app
 from mcptrace.errors import CaptureError, UsageError
 from mcptrace.inputs import expand_paths
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS, SOURCES
@@ -67,6 +70,32 @@ def test_integer_ids_beyond_64_bits_stay_exact(
     assert m["message"][3] == f'{{"jsonrpc":"2.0","id":{big},"result":{{"n":{small}}}}}'
     assert trace.calls.select("request_line", "response_line").rows() == [(1, 4), (2, 3)]
     assert mcptrace.lint(trace, select=["JR", "PR"]).is_empty()
+
+
+def test_integers_beyond_64_bits_are_written_back_exactly(
+    write_lines: WriteLines, tmp_path: Path
+) -> None:
+    # orjson writes no integer beyond 64 bits: every writer falls back to exact digits
+    big = "123456789012345678901"
+    deep = "[" * 300 + "1" + "]" * 300  # deeper than orjson writes, too
+    path = write_lines(
+        [
+            f'{{"dir":"c2s","msg":{{"jsonrpc":"2.0","id":{big},"method":"tools/call",'
+            f'"params":{{"name":"x","arguments":{{"n":{big},"deep":{deep}}}}}}}}}',
+            f'{{"dir":"s2c","msg":{{"jsonrpc":"2.0","id":{big},"result":{{"content":[]}}}}}}',
+        ]
+    )
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["convert", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    again = mcptrace.load(out)
+    assert again.messages["id"].to_list() == [big, big]
+    assert again.messages["message"].to_list() == mcptrace.load(path).messages["message"].to_list()
+    shown = CliRunner().invoke(app, ["show", str(path), "--body"])
+    assert shown.exit_code == 0, shown.output
+    assert f'"id": {big},' in shown.output and f'"n": {big},' in shown.output
+    pretty = _json.dumpb({"b": [2**70, {}], "a": []}, pretty=True, sort_keys=True).decode()
+    assert pretty == '{\n  "a": [],\n  "b": [\n    1180591620717411303424,\n    {}\n  ]\n}'
 
 
 def test_ids_keep_their_json_type(write_lines: WriteLines) -> None:

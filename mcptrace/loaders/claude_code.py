@@ -101,7 +101,9 @@ _FAILED = re.compile(
     r"Tool '(?P<tool>[^']*)' failed after (?P<dur>[\d.hms ]+?): (?P<why>.*)$", re.S
 )
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)")
-_MCP_ERROR = re.compile(r"MCP error (?P<code>-?\d+): (?P<msg>.*)$", re.S)
+#: a code of up to 18 digits fits the table's 64-bit column; a longer one stays in the
+#: error message as written
+_MCP_ERROR = re.compile(r"MCP error (?P<code>-?\d{1,18}): (?P<msg>.*)$", re.S)
 _STDERR = "Server stderr: "
 _FOLDER = re.compile(r"^mcp-logs-(?P<server>.+)$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)

@@ -56,6 +56,9 @@ from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
 from mcptrace.schema import CALLS, Timestamp
 
 NAME = "mcpproxy-activity"
+#: the longest duration_ms taken as one (about 31 years): a longer one, or a negative one,
+#: is corrupt, and would put the request before any representable time
+MAX_DURATION_MS = 1e12
 DESCRIPTION = "mcpproxy-go `activity export` JSONL: tool-call records with status and duration_ms"
 
 #: record types that are calls, and the method they stand for
@@ -172,6 +175,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     }
     mirrors = 0
     unknown_status: set[str] = set()
+    bad_durations: list[int] = []
     incomplete_last = False
     for lineno, data in enumerate(content.lines, 1):
         raw, utf8_problem = decode_raw(data)
@@ -229,11 +233,14 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         calls["target"].append(tool)
         calls["request_line"].append(lineno)
         calls["ts"].append(ts if type(ts) is str else None)
-        calls["duration"].append(
-            float(duration)
-            if isinstance(duration, int | float) and type(duration) is not bool
-            else None
-        )
+        if isinstance(duration, int | float) and type(duration) is not bool:
+            if 0 <= duration <= MAX_DURATION_MS:
+                calls["duration"].append(float(duration))
+            else:
+                calls["duration"].append(None)
+                bad_durations.append(lineno)
+        else:
+            calls["duration"].append(None)
         calls["outcome"].append(outcome)
         calls["error_message"].append(message)
 
@@ -247,6 +254,12 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         notes.append(
             f"{mirrors} internal call_tool_* record(s) mirror tool_call records: kept as log "
             "rows, not counted as calls"
+        )
+    if bad_durations:
+        shown = ", ".join(map(str, bad_durations[:5])) + (", ..." if len(bad_durations) > 5 else "")
+        notes.append(
+            f"{len(bad_durations)} call record(s) with a negative or impossibly long "
+            f"duration_ms (line {shown}): their latency is unknown"
         )
     if unknown_status:
         notes.append(f"unknown status value(s) {', '.join(sorted(unknown_status))}: read as error")

@@ -100,7 +100,7 @@ def _envelope(rec: dict[str, Any], direction: str) -> Envelope:
         session=session if type(session) is str else _text(session),
         server=label if type(label) is str else _text(label),
         direction=direction,
-        transport=transport if transport in _TRANSPORTS else None,
+        transport=transport if type(transport) is str and transport in _TRANSPORTS else None,
     )
     if transport == "stdio":
         return env  # the common case: no HTTP facts

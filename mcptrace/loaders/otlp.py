@@ -187,13 +187,25 @@ def _hex_id(value: Any, size: int) -> str | None:
     return raw.hex() if len(raw) == size else value
 
 
+#: times at or beyond 10000-01-01 (in ns since the epoch) do not fit the tables' times
+_MAX_NS = 253_402_300_800_000_000_000
+
+
 def _nanos(value: Any) -> int | None:
-    if type(value) is int:
-        return value if value > 0 else None
+    """A span time in ns since the epoch; None when absent, not a positive integer, or
+    out of range (see :func:`_out_of_range`)."""
     if type(value) is str and _INT.match(value):
-        n = int(value)
-        return n if n > 0 else None
+        value = int(value)
+    if type(value) is int and 0 < value < _MAX_NS:
+        return value
     return None
+
+
+def _out_of_range(value: Any) -> bool:
+    """Whether a span time is an integer (or integer text) too big to be a time."""
+    if type(value) is str and _INT.match(value):
+        value = int(value)
+    return type(value) is int and value >= _MAX_NS
 
 
 def _enum(value: Any, names: Mapping[int, str | None], prefix: str) -> str | None:
@@ -221,10 +233,12 @@ def _first(attrs: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def _int_code(value: Any) -> int | None:
-    if type(value) is int:
-        return value
+    """An error code attribute as an integer (JSON-RPC codes are 32-bit: one beyond the
+    64-bit range the table holds is None, and counted by the caller)."""
     if type(value) is str and _INT.match(value.strip()):
-        return int(value.strip())
+        value = int(value.strip())
+    if type(value) is int and -(2**63) <= value < 2**63:
+        return value
     return None
 
 
@@ -236,6 +250,10 @@ class _Counts:
     not_mcp: int = 0
     notifications: int = 0
     without_session: int = 0
+    #: spans with a start or end time beyond the year 9999
+    out_of_range: int = 0
+    #: error code attributes that are not a 64-bit integer
+    unreadable_codes: int = 0
 
 
 @dataclass
@@ -346,8 +364,11 @@ def _add_span(
     else:
         rid, id_type = _json.dumps(raw_id), json_type(raw_id)
 
-    start = _nanos(_field(span, "startTimeUnixNano", "start_time_unix_nano"))
-    end = _nanos(_field(span, "endTimeUnixNano", "end_time_unix_nano"))
+    start_value = _field(span, "startTimeUnixNano", "start_time_unix_nano")
+    end_value = _field(span, "endTimeUnixNano", "end_time_unix_nano")
+    start, end = _nanos(start_value), _nanos(end_value)
+    if _out_of_range(start_value) or _out_of_range(end_value):
+        counts.out_of_range += 1
     latency = (
         (end - start) / 1e6 if start is not None and end is not None and end >= start else None
     )
@@ -365,10 +386,10 @@ def _add_span(
         outcome = "ok"
     error_code = None
     if outcome == "error":
-        for key in _CODE_KEYS:
-            error_code = _int_code(attrs.get(key))
-            if error_code is not None:
-                break
+        given = [attrs[key] for key in _CODE_KEYS if attrs.get(key) is not None]
+        error_code = next((c for c in map(_int_code, given) if c is not None), None)
+        if given and error_code is None:
+            counts.unreadable_codes += 1
     error_message = None
     if outcome != "ok":
         error_message = message if type(message) is str and message else None
@@ -542,5 +563,15 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         notes.append(
             f"{counts.without_session} MCP span(s) without mcp.session.id: their session is "
             "their trace id"
+        )
+    if counts.unreadable_codes:
+        notes.append(
+            f"{counts.unreadable_codes} error code attribute(s) that are not a 64-bit "
+            "integer: that code is left unknown"
+        )
+    if counts.out_of_range:
+        notes.append(
+            f"{counts.out_of_range} span(s) with a start or end time beyond the year 9999: "
+            "that time is left unknown"
         )
     return LoadResult(messages=rows.frame(), lines=n_lines, notes=notes, calls=calls)

@@ -262,3 +262,20 @@ def test_malformed_lines_are_rows_not_exceptions(tmp_path: Path) -> None:
     # rows without a session of their own stay in the one around them
     assert m["session"].unique().to_list() == ["notes#1@9d1f0c4e"]
     assert trace.calls.select("target", "outcome").rows() == [("lookup", "unanswered")]
+
+
+def test_an_error_code_too_long_for_the_table_stays_in_the_message(tmp_path: Path) -> None:
+    big = "-" + "9" * 25
+    path = server_log(
+        tmp_path,
+        [
+            entry("Calling MCP tool: sync", 0),
+            entry(f"Tool 'sync' failed after 0s: MCP error {big}: Connection closed", 10),
+        ],
+    )
+    calls = mcptrace.load(path).calls
+    assert calls.select("outcome", "error_code", "error_message").row(0) == (
+        "error",
+        None,
+        f"MCP error {big}: Connection closed",
+    )

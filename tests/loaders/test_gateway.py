@@ -211,3 +211,16 @@ def test_an_export_of_calls_only_has_no_message_rows(write_lines: WriteLines) ->
     assert trace.calls.height == 2
     assert trace.call_only_sessions == ["s-1"]
     assert trace.sessions.select("session", "requests", "messages").rows() == [("s-1", 2, 0)]
+
+
+def test_an_impossible_duration_is_unknown_latency_and_said(write_lines: WriteLines) -> None:
+    # a duration past ~31 years (here 10^21 ms) or below zero is corruption: it would put
+    # the request before any time the table holds, so the latency is left unknown
+    path = write_lines([record(duration_ms=1.2e21), record(duration_ms=-5), record(duration_ms=40)])
+    trace = mcptrace.load(path)
+    calls = trace.calls.select("latency_ms", "request_ts", "response_ts").rows()
+    assert [latency for latency, _, _ in calls] == [None, None, 40.0]
+    # the record's time is when the call ended; when it started is unknown
+    assert calls[0][1] is None and calls[0][2] is not None
+    note = trace.sources["note"].item()
+    assert "2 call record(s) with a negative or impossibly long duration_ms (line 1, 2)" in note

@@ -424,3 +424,17 @@ def test_go_timestamps(write_lines: WriteLines) -> None:
         "None",
     ]
     assert m["ts_quality"].cast(pl.String).to_list() == ["exact", "exact", "exact", "none"]
+
+
+def test_fields_of_the_wrong_type_are_unknown_not_a_crash(write_lines: WriteLines) -> None:
+    # an object where mcpsnoop writes a string: the envelope keeps the message, its
+    # transport unknown
+    odd = env(1, "c2s", raw=req(1, "tools/list"))
+    odd["transport"] = {"kind": "stdio"}
+    listed = env(2, "s2c", raw=res(1, {"tools": []}))
+    listed["transport"] = ["http"]
+    trace = mcptrace.load(write_lines([odd, listed]))
+    m = trace.messages
+    assert m["kind"].to_list() == ["request", "response"]
+    assert m["transport"].cast(pl.String).to_list() == ["unknown", "unknown"]
+    assert trace.calls["outcome"].to_list() == ["ok"]

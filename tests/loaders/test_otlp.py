@@ -15,6 +15,7 @@ from factories import SAMPLES, WriteLines
 from typer.testing import CliRunner
 
 import mcptrace
+from mcptrace import _json
 from mcptrace.analysis import error_rate, latency
 from mcptrace.cli import app
 from mcptrace.loaders import FORMATS, detect, otlp
@@ -457,3 +458,23 @@ def test_summary_lists_call_only_sessions() -> None:
     result = runner.invoke(app, ["summary", str(SENTRY)])
     assert result.exit_code == 0
     assert "telemetry" in result.stdout
+
+
+def test_times_and_codes_too_big_for_the_table_are_unknown_and_said(
+    write_lines: WriteLines,
+) -> None:
+    # 10^40 ns is far beyond the year 9999, the last time the tables hold
+    late = span("tools/call a", call(rid="1"))
+    late["endTimeUnixNano"] = "9" * 40
+    early = span("tools/call b", call(rid="2"))
+    early["startTimeUnixNano"] = 10**30
+    huge_code = span("tools/call c", call(rid="3", **{"error.type": "9" * 30}), status={"code": 2})
+    # written by mcptrace's own JSON writer: orjson writes no integer beyond 64 bits
+    trace, calls = load_calls(write_lines, _json.dumps(export("srv", late, early, huge_code)))
+    rows = calls.select("id", "request_ts", "response_ts", "latency_ms", "error_code").rows()
+    assert rows[0][1] is not None and rows[0][2:4] == (None, None)
+    assert rows[1][1] is None and rows[1][2] is not None and rows[1][3] is None
+    assert rows[2][4] is None
+    note = trace.sources["note"].item()
+    assert "2 span(s) with a start or end time beyond the year 9999" in note
+    assert "1 error code attribute(s) that are not a 64-bit integer" in note
