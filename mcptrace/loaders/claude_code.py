@@ -107,6 +107,8 @@ _MCP_ERROR = re.compile(r"MCP error (?P<code>-?\d{1,18}): (?P<msg>.*)$", re.S)
 _STDERR = "Server stderr: "
 _FOLDER = re.compile(r"^mcp-logs-(?P<server>.+)$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+#: the longest duration taken as one (about 31 years)
+MAX_DURATION_MS = 1e12
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -204,6 +206,8 @@ class _State:
     error_texts: dict[str, set[str]] = field(default_factory=dict)
     failure_texts: dict[str, set[str]] = field(default_factory=dict)
     last: Envelope | None = None
+    #: lines of completions whose duration is longer than :data:`MAX_DURATION_MS`
+    impossible_durations: list[int] = field(default_factory=list)
 
     def tool_result(self, server: str | None, text: str) -> bool:
         """An `error` entry repeated by a tool-failure line: the tool's isError result."""
@@ -370,6 +374,13 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             f"{derived} call(s) without a `Calling MCP tool` line: request time derived from "
             "the logged duration"
         )
+    if state.impossible_durations:
+        lines = state.impossible_durations
+        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        notes.append(
+            f"{len(lines)} call(s) logged with an impossibly long duration (line {shown}): "
+            "their latency is unknown"
+        )
     return LoadResult(
         messages=messages,
         lines=n_lines,
@@ -429,6 +440,10 @@ def _add(rows: RowBuilder, state: _State, e: _Entry) -> None:
     call = queue.popleft() if queue else _Call(session, server, tool)
     call.response_line, call.response_ts = e.line, _micros(e.ts)
     duration = parse_duration(m["dur"])
+    if duration is not None and duration > MAX_DURATION_MS:
+        # corrupt: it would put the request before any time the tables hold
+        state.impossible_durations.append(e.line)
+        duration = None
     if call.request_ts is not None and call.response_ts is not None:
         call.latency_ms = (call.response_ts - call.request_ts) / 1000
     else:

@@ -648,6 +648,11 @@ def _add_entry(
     end_problem = None
     if start_us is not None and elapsed is not None:
         end_us = start_us + round(elapsed * 1000)
+        if abs(end_us) >= _MAX_US:
+            end_us = None
+            end_problem = (
+                f"`time` of {elapsed:g} ms ends after the year 9999: the response time is unknown"
+            )
     elif start_us is not None:
         end_problem = "entry without `time` or `timings`: the response time is unknown"
 

@@ -250,6 +250,8 @@ class _Counts:
     not_mcp: int = 0
     notifications: int = 0
     without_session: int = 0
+    #: of those, spans without a trace id either
+    without_trace: int = 0
     #: spans with a start or end time beyond the year 9999
     out_of_range: int = 0
     #: error code attributes that are not a 64-bit integer
@@ -324,6 +326,7 @@ def _add_span(
     source: str,
     line: int,
     counts: _Counts,
+    default_session: str,
 ) -> None:
     attrs = _attributes(span.get("attributes"))
     method, target = _method_target(span, attrs)
@@ -339,6 +342,10 @@ def _add_span(
     if session is None:
         counts.without_session += 1
         session = trace_id
+    if session is None:
+        # no trace id either: the file's own session, as loaders give lines without one
+        counts.without_trace += 1
+        session = default_session
     dirs = _directions(method)
     direction = "s2c" if dirs and "c2s" not in dirs else "c2s"
 
@@ -522,7 +529,7 @@ def _load_lines(
             rows.add_invalid(lineno, raw, _not_export(request))
             continue
         for res_attrs, span in _spans(request):
-            _add_span(records, res_attrs, span, ctx.source, lineno, counts)
+            _add_span(records, res_attrs, span, ctx.source, lineno, counts, ctx.stem)
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
@@ -539,7 +546,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             # one export request (also a JSON Lines file of a single line)
             if _is_export(whole):
                 for res_attrs, span in _spans(whole):
-                    _add_span(records, res_attrs, span, ctx.source, 1, counts)
+                    _add_span(records, res_attrs, span, ctx.source, 1, counts, ctx.stem)
             else:
                 first, _ = decode_raw(content.lines[0])
                 rows.add_invalid(1, first, _not_export(whole))
@@ -563,6 +570,11 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         notes.append(
             f"{counts.without_session} MCP span(s) without mcp.session.id: their session is "
             "their trace id"
+            + (
+                f" ({counts.without_trace} without a trace id either: the file's name)"
+                if counts.without_trace
+                else ""
+            )
         )
     if counts.unreadable_codes:
         notes.append(

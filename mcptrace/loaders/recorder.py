@@ -186,9 +186,14 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         start = own if own is not None else cursor
         latency = _latency_us(inter.get("latency_ms"))
         end = start + latency if start is not None and latency is not None else None
+        problems = []
+        if end is not None and abs(end) >= _MAX_US:
+            end = None
+            problems.append(
+                "`latency_ms` ends the exchange after the year 9999: its time is unknown"
+            )
         if end is not None:
             cursor = end
-        problems = []
         if latency is None:
             problems.append("interaction without a numeric `latency_ms`")
         status = inter.get("response_status")

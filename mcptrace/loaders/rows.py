@@ -13,6 +13,7 @@ This module never reads files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
@@ -689,6 +690,10 @@ def read_times(
     return ts.fill_null(local).alias("ts"), read
 
 
+_FIRST_TIME = datetime(1, 1, 1, tzinfo=UTC)
+_LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+
+
 def parse_timestamps(
     texts: pl.Series,
     micros: pl.Series | None = None,
@@ -708,4 +713,6 @@ def parse_timestamps(
     if micros is not None:
         from_epoch = pl.from_epoch(micros, time_unit="us").dt.replace_time_zone("UTC")
         parsed = parsed.fill_null(from_epoch)
+    # a time outside years 1..9999 is corrupt (and no Python datetime holds it): unknown
+    parsed = parsed.set(~parsed.is_between(_FIRST_TIME, _LAST_TIME).fill_null(True), None)
     return parsed.cast(Timestamp).alias("ts")

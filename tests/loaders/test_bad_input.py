@@ -285,3 +285,15 @@ def test_a_highly_compressed_member_is_decompressed_in_bounded_steps(
     assert (written, warning) == (2 * len(data), None)
     assert max(steps) <= 1000
     assert reader._gunzip(raw) == (data + data, None)
+
+
+def test_times_outside_years_1_to_9999_are_unknown() -> None:
+    # a loader's arithmetic (a start plus a corrupt duration) can leave the years a
+    # datetime holds: such a time is unknown rather than a crash wherever it is read
+    from mcptrace.loaders.rows import parse_timestamps
+
+    micros = pl.Series([253_402_300_800_000_000, -62_135_596_801_000_000, 0], dtype=pl.Int64)
+    texts = pl.Series([None, None, None], dtype=pl.String)
+    ts = parse_timestamps(texts, micros)
+    assert ts.to_list()[:2] == [None, None]
+    assert str(ts[2]) == "1970-01-01 00:00:00+00:00"

@@ -279,3 +279,20 @@ def test_an_error_code_too_long_for_the_table_stays_in_the_message(tmp_path: Pat
         None,
         f"MCP error {big}: Connection closed",
     )
+
+
+def test_an_impossibly_long_duration_is_unknown_latency_and_said(tmp_path: Path) -> None:
+    path = server_log(
+        tmp_path,
+        [
+            entry("Starting connection with timeout of 30000ms", 0),
+            entry("Tool 'sync' completed successfully in 99999999999999h", 200_000),
+            entry("Tool 'sync' completed successfully in 3s", 201_000),
+        ],
+    )
+    trace = mcptrace.load(path)
+    calls = trace.calls.select("request_ts", "response_ts", "latency_ms").rows()
+    assert calls[0][0] is None and calls[0][1] is not None and calls[0][2] is None
+    assert calls[1][2] == 3000.0
+    note = trace.sources["note"].item()
+    assert "1 call(s) logged with an impossibly long duration (line 2)" in note

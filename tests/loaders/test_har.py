@@ -941,3 +941,18 @@ def test_empty_file(tmp_path: Path) -> None:
     path.write_bytes(b"")
     trace = mcptrace.load(path, format="har")
     assert trace.messages.height == 0
+
+
+def test_a_time_ending_after_the_year_9999_leaves_the_response_untimed(tmp_path: Path) -> None:
+    entry = exchange(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        response={"jsonrpc": "2.0", "id": 1, "result": {"tools": []}},
+        started="9999-12-31T23:59:59.000Z",
+        time=5000,
+    )
+    m = load(tmp_path, [entry]).messages
+    assert kinds(m) == ["request", "response"]
+    assert m["ts"][0] is not None and m["ts"][1] is None
+    assert m["parse_error"][1] == (
+        "`time` of 5000 ms ends after the year 9999: the response time is unknown"
+    )

@@ -323,6 +323,19 @@ def test_session_falls_back_to_the_trace_id(write_lines: WriteLines) -> None:
     )
 
 
+def test_without_session_or_trace_id_the_session_is_the_file(write_lines: WriteLines) -> None:
+    lost = span("tools/list", {"mcp.method.name": "tools/list", "jsonrpc.request.id": "1"})
+    del lost["traceId"]
+    kept = span("tools/list", {"mcp.method.name": "tools/list", "jsonrpc.request.id": "2"})
+    trace, calls = load_calls(write_lines, export("srv", lost, kept))
+    assert sorted(calls["session"].to_list()) == sorted(["spans", TRACE])
+    assert trace.call_only_sessions == sorted(["spans", TRACE])
+    assert (
+        "2 MCP span(s) without mcp.session.id: their session is their trace id "
+        "(1 without a trace id either: the file's name)" in trace.sources["note"][0]
+    )
+
+
 def test_server_requests_go_s2c_and_name_the_right_peers(write_lines: WriteLines) -> None:
     sampling = call("sampling/createMessage", None, "s1")
     _, calls = load_calls(

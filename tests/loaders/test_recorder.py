@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +274,19 @@ def test_other_layouts_still_find_lines(tmp_path: Path, layout: int | None) -> N
         assert m["line"].unique().to_list() == [1]
     else:
         assert m["line"].is_sorted() and m["line"].n_unique() == 13
+
+
+def test_a_latency_ending_after_the_year_9999_leaves_the_time_unknown(tmp_path: Path) -> None:
+    path = cassette(
+        tmp_path,
+        [
+            interaction(INIT, INIT_RESULT, 5000, timestamp="9999-12-31T23:59:59Z"),
+            interaction(req(1, "tools/list"), res(1, {"tools": []}), 1e300),
+        ],
+    )
+    m = mcptrace.load(path).messages
+    assert m["ts"].to_list()[:2] == [datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), None]
+    # the interaction's problems are said on its request
+    assert m["parse_error"][0] == (
+        "`latency_ms` ends the exchange after the year 9999: its time is unknown"
+    )
