@@ -29,6 +29,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.errors import UsageError
+from mcptrace.loaders.rows import json_type
 
 #: format of the baseline file; bumped when the fingerprint changes
 BASELINE_VERSION = 1
@@ -65,6 +66,19 @@ def write_baseline(findings: pl.DataFrame, path: str | Path) -> int:
     return findings.height
 
 
+def _entry_problem(entry: object) -> str | None:
+    """What is wrong with one entry of a baseline's findings, if anything."""
+    if not isinstance(entry, dict):
+        return f"is a JSON {json_type(entry)}, not an object"
+    for key in ("source", "session", "code", "message"):
+        if not isinstance(entry.get(key), str):
+            return f"needs `{key}` as a string"
+    count = entry.get("count", 1)
+    if type(count) is not int or count < 1:
+        return "has a `count` that is not a positive integer"
+    return None
+
+
 def read_baseline(path: str | Path) -> Counter[Fingerprint]:
     """Accepted occurrences per fingerprint; raises UsageError for a missing or bad file."""
     try:
@@ -78,13 +92,16 @@ def read_baseline(path: str | Path) -> Counter[Fingerprint]:
             f"baseline {path} is not a version {BASELINE_VERSION} mcptrace baseline; "
             "write a new one with --write-baseline"
         )
+    entries = data.get("findings")
+    if not isinstance(entries, list):
+        raise UsageError(f"baseline {path}: `findings` must be a list of accepted findings")
     accepted: Counter[Fingerprint] = Counter()
-    try:
-        for entry in data["findings"]:
-            key = (entry["source"], entry["session"], entry["code"], entry["message"])
-            accepted[key] += int(entry.get("count", 1))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"baseline {path} has a malformed entry ({exc!r})") from exc
+    for number, entry in enumerate(entries, start=1):
+        problem = _entry_problem(entry)
+        if problem is not None:
+            raise UsageError(f"baseline {path}: finding {number} {problem}")
+        key = (entry["source"], entry["session"], entry["code"], entry["message"])
+        accepted[key] += entry.get("count", 1)
     return accepted
 
 

@@ -109,9 +109,14 @@ def find_config(start: Path | None = None) -> Path | None:
     return None
 
 
+#: what each list key's example shows (rule codes, unless the key holds something else)
+_LIST_EXAMPLES = {"allowed-origins": '"https://app.example.com"'}
+
+
 def _strings(path: Path, key: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f'{path}: {key} must be a list of strings, e.g. {key} = ["JR"]')
+        example = _LIST_EXAMPLES.get(key, '"JR"')
+        raise UsageError(f"{path}: {key} must be a list of strings, e.g. {key} = [{example}]")
     return tuple(value)
 
 

@@ -108,7 +108,14 @@ def test_the_fingerprint_ignores_the_folder_but_not_the_file_name_or_session(
         (None, "cannot read baseline"),
         (b"{not json", "is not JSON"),
         (b'{"version": 99, "findings": []}', "not a version 1 mcptrace baseline"),
-        (b'{"version": 1, "findings": [{"code": "JR004"}]}', "malformed entry"),
+        (b'{"version": 1, "findings": 5}', "`findings` must be a list of accepted findings"),
+        (b'{"version": 1, "findings": [{"code": "JR004"}]}', "finding 1 needs `source`"),
+        (b'{"version": 1, "findings": [null]}', "finding 1 is a JSON null, not an object"),
+        (
+            b'{"version": 1, "findings": [{"source": "a", "session": "s", "code": "JR004",'
+            b' "message": "m", "count": 0}]}',
+            "finding 1 has a `count` that is not a positive integer",
+        ),
     ],
 )
 def test_bad_baseline_files(tmp_path: Path, content: bytes | None, error: str) -> None:

@@ -106,7 +106,11 @@ def test_unknown_key_names_the_key_and_the_file(tmp_path: Path) -> None:
     ("text", "error"),
     [
         ('select = "JR"', r"select must be a list of strings"),
-        ("ignore = [1]", r"ignore must be a list of strings"),
+        ("ignore = [1]", r'ignore must be a list of strings, e\.g\. ignore = \["JR"\]'),
+        (
+            'allowed-origins = "x"',
+            r'allowed-origins = \["https://app\.example\.com"\]',
+        ),
         ('fail-on = "fatal"', r"fail-on must be one of error, warning, info, not 'fatal'"),
         ('format = "xml"', r"format must be one of text, json, sarif, junit, github"),
         ('revision = "draft"', r"revision must be one of 2024-11-05"),

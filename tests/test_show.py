@@ -103,6 +103,20 @@ def test_a_malformed_line_option_is_a_usage_error() -> None:
     assert "--line '12-3'" in result.output
 
 
+def test_a_line_in_a_file_not_among_the_inputs_is_a_usage_error() -> None:
+    # a mistyped file name must not read as "no messages on that line"
+    result = runner.invoke(app, ["show", str(SAMPLES / "capture"), "--line", "incidnt.jsonl:3"])
+    assert result.exit_code == 2
+    assert "no input file is named incidnt.jsonl" in result.output
+    assert "incident-2025-11-25.jsonl" in result.output
+
+
+def test_limit_and_context_must_not_be_negative() -> None:
+    for option in ("--limit", "--context"):
+        result = runner.invoke(app, ["show", str(INCIDENT), option, "-3"])
+        assert result.exit_code == 2, option
+
+
 def test_times_carry_their_date_when_the_capture_spans_days(tmp_path: Path) -> None:
     records = [
         rec(req(1, "ping"), ts="2026-08-01T23:59:59.500Z"),

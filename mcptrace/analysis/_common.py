@@ -97,7 +97,8 @@ def dimensions(by: str | Sequence[str]) -> list[str]:
 
 def check_every(every: str) -> str:
     """Return ``every`` if it is a Polars duration string ("10s", "1m", "1h"), else raise."""
-    if not _DURATION.match(every):
+    if not _DURATION.match(every) or not re.search(r"[1-9]", every):
+        # a zero interval ("0s") would put every call in a bucket of its own
         raise ValueError(
             f"invalid interval {every!r}: use a Polars duration such as 10s, 1m, 1h or 1d"
         )

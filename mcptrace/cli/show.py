@@ -73,7 +73,7 @@ def show(
         typer.Option("--body", "-b", help="Print each message's JSON under its line."),
     ] = False,
     limit: Annotated[
-        int | None, typer.Option("--limit", "-n", help="At most this many lines.")
+        int | None, typer.Option("--limit", "-n", min=0, help="At most this many lines.")
     ] = None,
     format: FormatOpt = None,
     tz: TzOpt = None,
@@ -86,6 +86,15 @@ def show(
     except UsageError as exc:
         raise usage_error(str(exc)) from exc
     trace = load_or_exit(traces, format, tz, since=since, until=until)
+    sources = trace.sources.select("source")
+    for span, text in zip(spans, line or (), strict=True):
+        if span.file is not None and sources.filter(span.names()).is_empty():
+            inputs = list(short_names(sources["source"].to_list()).values())
+            more = f" and {len(inputs) - 5} more" if len(inputs) > 5 else ""
+            listed = ", ".join(inputs[:5]) + more
+            raise usage_error(
+                f"--line {text!r}: no input file is named {span.file} (the inputs: {listed})"
+            )
     listing = message_list(
         trace, sessions=session, methods=method, kinds=kind, ids=id, lines=spans, context=context
     )

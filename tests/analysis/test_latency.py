@@ -112,6 +112,9 @@ def test_time_buckets(make_trace: MakeTrace) -> None:
 def test_every_rejects_a_bad_interval(make_trace: MakeTrace) -> None:
     with pytest.raises(ValueError, match="invalid interval"):
         latency(make_trace([C("ping")]), every="one minute")
+    for zero in ("0s", "0m0s"):  # a bucket per call, not an interval
+        with pytest.raises(ValueError, match="invalid interval"):
+            latency(make_trace([C("ping")]), every=zero)
     with pytest.raises(ValueError, match="unknown grouping 'tools'"):
         latency(make_trace([C("ping")]), by="tools")
 
