@@ -320,3 +320,28 @@ def test_summary_notes_agree_in_number(write_lines: WriteLines) -> None:
     assert "1 protocol message has no known direction" in one.output
     two = runner.invoke(app, ["summary", str(write_lines([ping, ping], name="two.ndjson"))])
     assert "2 protocol messages have no known direction" in two.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "-o", "{out}/x.jsonl"],
+        ["convert", "-o", "{out}/x.parquet"],
+        ["convert", "--table", "calls", "-o", "{out}/x.csv"],
+        ["redact", "-o", "{out}/x.jsonl"],
+    ],
+)
+def test_writing_into_a_missing_folder_is_a_usage_error(tmp_path: Path, args: list[str]) -> None:
+    out = tmp_path / "no-such-folder"
+    result = runner.invoke(app, [args[0], str(LEGACY), *(a.format(out=out) for a in args[1:])])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"cannot write {out}" in result.output and "there is no folder" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["stats"], ["compare", str(LEGACY)]])
+def test_a_dimension_given_twice_is_a_usage_error(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, str(LEGACY), "--by", "method", "--by", "method"])
+    assert result.exit_code == 2
+    assert "names a dimension twice" in result.output

@@ -197,6 +197,19 @@ def selectors(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
 
 
+def check_output_folder(path: Path) -> None:
+    """Exit 2 when ``path`` cannot be written because its folder does not exist: said
+    before the inputs are read, not after a long conversion."""
+    folder = path.parent
+    if not folder.is_dir():
+        raise usage_error(f"cannot write {path}: there is no folder {folder}")
+
+
+def cannot_write(path: Path, exc: OSError) -> typer.Exit:
+    """The usage error for a write of ``path`` that failed with ``exc``."""
+    return usage_error(f"cannot write {path}: {exc.strerror or exc}")
+
+
 #: image file suffix -> Matplotlib format, for the commands that draw
 IMAGE_FORMATS = {".png": "png", ".svg": "svg"}
 

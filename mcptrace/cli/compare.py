@@ -14,6 +14,7 @@ import polars as pl
 import typer
 
 from mcptrace import _json, analysis
+from mcptrace.analysis._common import dimensions
 from mcptrace.cli._common import (
     InputFormatOpt,
     SinceOpt,
@@ -99,6 +100,10 @@ def compare(
         raise usage_error(f"cannot write {plot}: the plot file must end in .png or .svg")
     moment = parse_time(at, "--at") if at is not None else None
     keys = [b.value for b in by] if by else ["method"]
+    try:
+        dimensions(keys)  # checked before loading: a typo does not wait for the captures
+    except ValueError as exc:
+        raise usage_error(str(exc)) from exc
     first = load_or_exit([before], input_format, tz, since=since, until=until)
     status = report_input_errors(first)
     if moment is not None:

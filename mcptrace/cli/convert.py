@@ -12,6 +12,8 @@ from mcptrace.cli._common import (
     FormatOpt,
     TraceArg,
     TzOpt,
+    cannot_write,
+    check_output_folder,
     load_or_exit,
     report_input_errors,
     usage_error,
@@ -56,6 +58,7 @@ def convert(
         fmt = output_format(output, to)
     except UsageError as exc:
         raise usage_error(str(exc)) from exc
+    check_output_folder(output)
     if table is TableName.messages:
         # the messages table streams: memory stays bounded however big the capture is
         try:
@@ -66,6 +69,8 @@ def convert(
                 stats = write_messages(traces, output, fmt, format=format, tz=tz)
         except McpTraceError as exc:
             raise usage_error(str(exc)) from exc
+        except OSError as exc:
+            raise cannot_write(output, exc) from exc
         for source, error in stats.errors:
             typer.echo(f"mcptrace: error: {source}: {error}", err=True)
         typer.echo(
@@ -77,6 +82,9 @@ def convert(
         # calls and sessions are derived from the redacted messages: no secret reaches them
         trace = redact_trace(trace)
     df = trace.calls if table is TableName.calls else trace.sessions
-    n = write_table(df, output, fmt, table=table.value)
+    try:
+        n = write_table(df, output, fmt, table=table.value)
+    except OSError as exc:
+        raise cannot_write(output, exc) from exc
     typer.echo(f"wrote {n} {table.value} records to {output} ({fmt})", err=True)
     raise typer.Exit(report_input_errors(trace))

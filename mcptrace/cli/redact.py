@@ -12,7 +12,13 @@ from typing import Annotated
 
 import typer
 
-from mcptrace.cli._common import TraceArg, TzOpt, usage_error
+from mcptrace.cli._common import (
+    TraceArg,
+    TzOpt,
+    cannot_write,
+    check_output_folder,
+    usage_error,
+)
 from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.inputs import expand_paths
 from mcptrace.redact import RedactionPolicy, write_redacted
@@ -102,9 +108,12 @@ def redact(
         inputs = {Path(p).resolve() for p in expand_paths(traces)}
         if output.resolve() in inputs:
             raise UsageError(f"{output} is also an input: write the redacted copy elsewhere")
+        check_output_folder(output)
         stats = write_redacted(traces, output, fmt, policy, format=input_format, tz=tz)
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc
+    except OSError as exc:
+        raise cannot_write(output, exc) from exc
     for source, error in stats.errors:
         typer.echo(f"mcptrace: error: {source}: {error}", err=True)
     distinct = len(stats.fingerprints)

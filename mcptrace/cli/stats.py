@@ -16,7 +16,7 @@ import polars as pl
 import typer
 
 from mcptrace import _json, analysis
-from mcptrace.analysis._common import check_every
+from mcptrace.analysis._common import check_every, dimensions
 from mcptrace.cli._common import (
     InputFormatOpt,
     SinceOpt,
@@ -80,13 +80,14 @@ def stats(
     """Latency quantiles (ms) per method, the error rate and how many calls had no latency;
     with --errors, failed calls by kind and error code."""
     keys = [b.value for b in by] if by else ["method"]
-    if every is not None:
-        # checked before loading, so a typo does not wait for a large capture
-        try:
+    # checked before loading, so a typo does not wait for a large capture
+    try:
+        dimensions(keys)
+        if every is not None:
             check_every(every)
-        except ValueError as exc:
-            typer.echo(f"mcptrace: error: {exc}", err=True)
-            raise typer.Exit(2) from exc
+    except ValueError as exc:
+        typer.echo(f"mcptrace: error: {exc}", err=True)
+        raise typer.Exit(2) from exc
     trace = load_or_exit(traces, input_format, tz, since=since, until=until)
     typer.echo(render(trace, keys, every, errors=errors, fmt=format.value))
     raise typer.Exit(report_input_errors(trace))
