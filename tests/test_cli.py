@@ -345,3 +345,27 @@ def test_a_dimension_given_twice_is_a_usage_error(command: list[str]) -> None:
     result = runner.invoke(app, [*command, str(LEGACY), "--by", "method", "--by", "method"])
     assert result.exit_code == 2
     assert "names a dimension twice" in result.output
+
+
+def test_capture_text_never_reaches_the_terminal_as_control_characters(tmp_path: Path) -> None:
+    # an escape sequence in a capture (ESC [2J clears the screen, U+009B is the eight-bit
+    # CSI) is shown escaped, whichever command prints it
+    path = tmp_path / "capture.jsonl"
+    record = {
+        "ts": "2026-09-14T09:30:02Z",
+        "dir": "c2s",
+        "session": "s\x1b[31m",
+        "msg": {
+            "jsonrpc": "2.0",
+            "id": "\x9b2J",
+            "method": "x\x1b]0;t\x07",
+            "params": {"k": "\x7f"},
+        },
+    }
+    path.write_bytes(orjson.dumps(record) + b"\n" + b"not json \x1b[2J\n")
+    for args in (["show", "--body"], ["summary"], ["stats"], ["lint", "--show-source"]):
+        result = runner.invoke(app, [args[0], str(path), *args[1:]])
+        printed = result.output
+        for control in ("\x1b", "\x9b", "\x07", "\x7f"):
+            assert control not in printed, (args, control)
+        assert "\\x1b" in printed, args

@@ -398,3 +398,14 @@ def test_show_source_quotes_lines_of_a_capture_linted_in_shares(tmp_path: Path) 
     shared = runner.invoke(app, [*args, "--partitions", "3"]).output
     assert shared == whole
     assert whole.splitlines()[1] == "    | " + orjson.dumps(records[2]).decode()
+
+
+def test_an_input_without_messages_is_said_not_just_passed(tmp_path: Path) -> None:
+    empty = tmp_path / "capture.jsonl"
+    empty.write_bytes(b"")
+    result = runner.invoke(app, ["lint", str(empty)])
+    assert result.exit_code == 0
+    assert "the inputs hold no messages: there was nothing to lint" in result.output
+    # a capture with messages and no findings says nothing of the kind
+    clean = runner.invoke(app, ["lint", str(SAMPLES / "capture" / "healthy-2025-11-25.jsonl")])
+    assert "nothing to lint" not in clean.output

@@ -9,6 +9,8 @@ from typing import Any
 import polars as pl
 import polars.selectors as cs
 
+from mcptrace._text import one_line
+
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], indent: str = "  ") -> str:
     """Left-aligned columns; numbers right-aligned; None shown as '-'."""
@@ -38,7 +40,7 @@ def _cell(value: Any) -> str:
         return f"{value:.1f}"
     if isinstance(value, datetime):
         return ts(value)
-    return str(value)
+    return one_line(str(value))  # names and ids come from the capture
 
 
 def ts(value: datetime | None) -> str:

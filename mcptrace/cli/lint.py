@@ -261,6 +261,12 @@ def lint(
             messages = trace.messages
             input_status = report_input_errors(trace)
             _note_call_only(trace.call_only_sessions)
+            if trace.messages.is_empty() and trace.call_records.is_empty():
+                # "No findings" alone would pass CI on a capture that recorded nothing
+                typer.echo(
+                    "mcptrace: warning: the inputs hold no messages: there was nothing to lint",
+                    err=True,
+                )
     except McpTraceError as exc:
         raise usage_error(str(exc)) from exc
     finally:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Annotated
 
 import polars as pl
 import typer
 
 from mcptrace import _json
+from mcptrace._text import one_line, without_controls
 from mcptrace.cli._common import (
     FormatOpt,
     SinceOpt,
@@ -100,7 +100,7 @@ def show(
     )
     if limit is not None:
         listing = listing.head(limit)
-    width = max([len(s) for s in listing["session"].unique().to_list()] + [7])
+    width = max([len(one_line(s)) for s in listing["session"].unique().to_list()] + [7])
     # from several files a bare line number is ambiguous (a session crossing a log
     # rotation shows line 1 twice): each line then names its file
     if listing["source"].n_unique() > 1:
@@ -120,9 +120,10 @@ def show(
         arrow = _ARROWS[row["direction"]]
         ident = row["id"] if row["id"] is not None else ""
         mark = ("> " if row["hit"] else "  ") if context else ""
+        who, ident, what = (one_line(v) for v in (row["session"], ident, row["what"]))
         typer.echo(
-            f"{mark}{place:<{place_width}}  {when}  {row['session']:<{width}}  {arrow}  "
-            f"{ident:>6}  {row['what']}".rstrip()
+            f"{mark}{one_line(place):<{place_width}}  {when}  {who:<{width}}  {arrow}  "
+            f"{ident:>6}  {what}".rstrip()
         )
         if body and row["body"] is not None:
             typer.echo(_indented(row["body"]))
@@ -134,7 +135,10 @@ def show(
 def _indented(text: str) -> str:
     """A message's JSON pretty-printed (its text as it is when it is not JSON), indented
     under its line."""
-    # not JSON (an invalid line, stderr), or an integer orjson cannot write: as it is
-    with contextlib.suppress(_json.JSONDecodeError, TypeError):
-        text = _json.dumpb(_json.loads(text), pretty=True).decode()
+    # not JSON (an invalid line, stderr): as it is, on one line
+    try:
+        # JSON escapes C0 controls in strings, not DEL or the C1 ones
+        text = without_controls(_json.dumpb(_json.loads(text), pretty=True).decode())
+    except _json.JSONDecodeError:
+        text = one_line(text)
     return "\n".join("        " + part for part in text.splitlines()) + "\n"

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from mcptrace import _json
+from mcptrace._text import one_line
 from mcptrace.cli._common import (
     FormatOpt,
     SinceOpt,
@@ -116,13 +117,13 @@ def render(s: Summary) -> str:
         )
     out.append(f"Invalid lines: {s.invalid}")
     for row in s.invalid_lines:
-        out.append(f"  {row['source']}:{row['line']}: {row['parse_error']}")
+        out.append(one_line(f"  {row['source']}:{row['line']}: {row['parse_error']}"))
     if s.invalid > len(s.invalid_lines):
         out.append(f"  ... and {s.invalid - len(s.invalid_lines)} more")
     if s.notes:
         out.append("")
         out.append("Notes")
-        out.extend(f"  - {n}" for n in s.notes)
+        out.extend(f"  - {one_line(n)}" for n in s.notes)
     return "\n".join(out)
 
 

@@ -95,16 +95,3 @@ def display_path(source: str | None, root: str | None) -> str:
 def rows(findings: pl.DataFrame) -> list[dict[str, object]]:
     """The findings as dicts in capture order (reporters never reorder)."""
     return list(findings.iter_rows(named=True))
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def one_line(text: str) -> str:
-    """``text`` on a single line: newlines and control characters shown as escapes.
-
-    Messages quote capture content (method names, ids), which is untrusted and may hold
-    newlines that would otherwise break line-oriented output.
-    """
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace._text import one_line
 from mcptrace.reporters._context import ReportContext, display_path
 
 #: severity -> workflow command (GitHub has no "info" annotation; "notice" is the closest)
@@ -35,5 +36,7 @@ def render(findings: pl.DataFrame, ctx: ReportContext) -> str:
         title = f"{row['code']} {row['name']}"
         props.append(f"title={escape_property(title)}")
         command = COMMANDS[row["severity"]]
-        out.append(f"::{command} {','.join(props)}::{escape_data(row['message'] or '')}")
+        # one line, without control characters: a capture's text must not forge commands
+        message = escape_data(one_line(row["message"] or ""))
+        out.append(f"::{command} {','.join(props)}::{message}")
     return "".join(line + "\n" for line in out)

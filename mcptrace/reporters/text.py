@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from mcptrace.reporters._context import ReportContext, display_path, one_line
+from mcptrace._text import one_line
+from mcptrace.reporters._context import ReportContext, display_path
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:

@@ -276,7 +276,11 @@ def test_github_escapes(linted: tuple[pl.DataFrame, ReportContext]) -> None:
         "::error file=traces/demo.jsonl,line=4,title=JR004 null-request-id::"
         "request tools/list has a null id"
     )
-    assert lines[2].endswith('::request x/50%25,a:b<&>%0A"q" has a null id')
+    # capture text is shown on one line, as in the text report: a newline or an escape
+    # sequence in it can neither forge a second command nor act on the log viewer
+    assert lines[2].endswith('::request x/50%25,a:b<&>\\n"q" has a null id')
+    escaped = findings.head(1).with_columns(message=pl.lit("m\x1b[2J\x9b\r::error::x"))
+    assert REPORTERS["github"](escaped, ctx).endswith("::m\\x1b[2J\\x9b\\r::error::x\n")
     assert escape_data("100%\r\n") == "100%25%0D%0A"
     assert escape_property("C:\\a,b.jsonl") == "C%3A\\a%2Cb.jsonl"
     odd = findings.head(1).with_columns(source=pl.lit("dir,x/a:b.jsonl"))
