@@ -54,6 +54,15 @@ def describe_paths(paths: PathLike | Iterable[PathLike]) -> str:
     return ", ".join(input_list(paths)) or "(no inputs)"
 
 
+def _home(text: str) -> str:
+    """``~/x`` (or ``~user/x``) as the shell would expand it: in Python or a notebook a
+    path is not expanded by a shell, as it is on the command line. A file whose name
+    starts with ``~`` is taken as it is."""
+    if text.startswith("~") and not Path(text).exists():
+        return os.path.expanduser(text)
+    return text
+
+
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     """The files to read of ``paths`` (see :func:`expand_inputs`)."""
     return expand_inputs(paths).files
@@ -64,7 +73,8 @@ def expand_inputs(paths: PathLike | Iterable[PathLike]) -> Inputs:
     each in name order except for rotated logs (see :func:`rotation_order`); each file
     once, where it first comes."""
     found = Inputs()
-    for text in input_list(paths):
+    for given in input_list(paths):
+        text = _home(given)
         if Path(text).is_dir():
             _expand_found(_walk(text), found)
         elif _GLOB_CHARS.search(text) and not Path(text).exists():

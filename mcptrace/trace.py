@@ -22,6 +22,7 @@ from mcptrace.errors import CaptureError, UsageError
 from mcptrace.inputs import PathLike, describe_paths, expand_inputs, input_list
 from mcptrace.loaders import FORMATS, LoadResult, content_bytes, detect_file, parse_file
 from mcptrace.loaders.reader import Content
+from mcptrace.moments import Moment, as_utc_or_none
 from mcptrace.schema import CALLS, MESSAGES, SOURCES
 from mcptrace.sessions import build_sessions, identify
 
@@ -110,8 +111,8 @@ class Trace:
         self,
         *,
         session: str | Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        since: Moment | None = None,
+        until: Moment | None = None,
     ) -> Trace:
         """A trace restricted to some sessions and/or a time window.
 
@@ -126,7 +127,11 @@ class Trace:
         :func:`mcptrace.lint` of a window lints the whole capture (its sessions, when
         ``session`` is given) and keeps the findings on messages inside the window, so a
         window that starts mid-session draws no lifecycle findings for its handshake.
+
+        ``since`` and ``until`` are ``datetime`` objects, dates or ISO 8601 text
+        (``"2026-09-15T22:45:00Z"``); a time without a zone is UTC.
         """
+        since, until = as_utc_or_none(since, "since"), as_utc_or_none(until, "until")
         context = self
         if session is not None:
             names = [session] if isinstance(session, str) else list(session)

@@ -194,3 +194,19 @@ def test_without_a_time_in_every_file_the_names_decide(tmp_path: Path) -> None:
     )
     names = [Path(p).name for p in expand_paths(tmp_path)]
     assert names == ["dump.jsonl.3", "dump.jsonl.2", "dump.jsonl.1", "same.jsonl.2", "same.jsonl.1"]
+
+
+def test_a_path_under_the_home_folder_is_expanded_in_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no shell expands ~ in a notebook: load("~/captures/x.jsonl") must still read it
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "captures").mkdir()
+    (tmp_path / "captures" / "x.jsonl").write_bytes(orjson.dumps(rec(req(1, "ping"))) + b"\n")
+    trace = mcptrace.load("~/captures/x.jsonl")
+    assert trace.sources["source"].to_list() == [str(tmp_path / "captures" / "x.jsonl")]
+    assert expand_paths("~/captures") == [str(tmp_path / "captures" / "x.jsonl")]
+    # a file really named ~x is read as it is
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "~x.jsonl").write_bytes(orjson.dumps(rec(req(1, "ping"))) + b"\n")
+    assert expand_paths("~x.jsonl") == ["~x.jsonl"]

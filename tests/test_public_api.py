@@ -28,3 +28,16 @@ def test_lint_is_the_function_and_the_package_is_linter() -> None:
 
     assert callable(mcptrace.lint)
     assert mcptrace.lint is mcptrace.linter.lint
+
+
+def test_select_and_ignore_take_one_selector_or_a_list() -> None:
+    import pytest
+
+    from mcptrace.linter.registry import select_rules
+
+    # a lone string is one selector: iterated, "JR" would also select every R... rule
+    assert select_rules("JR") == select_rules(["JR"])
+    assert {r.code[:2] for r in select_rules("JR")} == {"JR"}
+    assert select_rules(ignore="JR") == select_rules(ignore=["JR"])
+    with pytest.raises(mcptrace.UsageError, match="not 5"):
+        select_rules(["JR", 5])  # type: ignore[list-item]

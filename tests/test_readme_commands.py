@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from factories import ROOT, SAMPLES
@@ -94,3 +95,15 @@ def test_every_readme_command_runs_as_written(workspace: Path) -> None:
         assert (workspace / written).stat().st_size > 0, written
     for written in ("report.html", "mcptrace.sarif", "mcptrace-baseline.json", "shared.jsonl"):
         assert (workspace / written).stat().st_size > 0, written
+
+
+def test_the_readme_python_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    assert blocks
+    monkeypatch.chdir(ROOT)  # the README's paths are the repository's
+    for block in blocks:
+        names: dict[str, Any] = {}
+        exec(compile(block, "README.md", "exec"), names)  # our own README's code
+    # the names it promises hold what it says
+    assert names["window"].messages.height > 0
+    assert names["incident"].messages["session"].unique().to_list() == ["docs-1"]

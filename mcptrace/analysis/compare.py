@@ -18,7 +18,6 @@ This module never reads files or prints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 import polars as pl
 
@@ -29,6 +28,7 @@ from mcptrace.analysis._common import (
     requests_of,
     with_keys,
 )
+from mcptrace.moments import Moment, as_utc
 from mcptrace.trace import Trace
 
 __all__ = ["compare", "split_at"]
@@ -38,7 +38,7 @@ _LATENCY = pl.col("latency_ms")
 _MEASURES = ("calls", "p50", "p95", "error_rate")
 
 
-def split_at(calls: Trace | pl.DataFrame, at: datetime) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+def split_at(calls: Trace | pl.DataFrame, at: Moment) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """The calls requested before a moment, and those requested from it on.
 
     Parameters
@@ -47,7 +47,8 @@ def split_at(calls: Trace | pl.DataFrame, at: datetime) -> tuple[pl.DataFrame, p
         A :class:`~mcptrace.trace.Trace`, its calls table or its messages table (orphan
         responses are not calls and are left out).
     at
-        The moment (a deploy, the first alert), time-zone aware as the tables' times are.
+        The moment (a deploy, the first alert): a ``datetime``, a date or ISO 8601 text;
+        a time without a zone is UTC.
 
     Returns
     -------
@@ -67,6 +68,7 @@ def split_at(calls: Trace | pl.DataFrame, at: datetime) -> tuple[pl.DataFrame, p
     """
     frame = requests_of(calls)
     when = pl.col("request_ts")
+    at = as_utc(at, "at")
     before = frame.filter(when < at)
     after = frame.filter(when >= at)
     return before, after, int(frame["request_ts"].null_count())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,6 +13,7 @@ import typer
 
 import mcptrace
 from mcptrace.errors import McpTraceError
+from mcptrace.moments import as_utc
 from mcptrace.trace import Trace
 
 if TYPE_CHECKING:
@@ -97,15 +98,10 @@ def usage_error(message: str) -> typer.Exit:
 
 def parse_time(value: str, option: str) -> datetime:
     """An ISO 8601 time in UTC; one without a zone is taken to be UTC."""
-    text = value.strip()
     try:
-        # fromisoformat of Python 3.11 reads "Z", offsets, a space or "T", and bare dates
-        parsed = datetime.fromisoformat(text)
+        return as_utc(value, option)
     except ValueError as exc:
-        raise usage_error(
-            f"{option} {value!r} is not an ISO 8601 time (e.g. 2026-09-15T22:45:00Z)"
-        ) from exc
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        raise usage_error(str(exc)) from exc
 
 
 def parse_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:

@@ -44,13 +44,23 @@ def _matches(rule: Rule, selector: str) -> bool:
     return rule.code.startswith(s.upper()) or rule.name == s.lower() or s.upper() == "ALL"
 
 
+def _selectors(given: Iterable[str] | str | None, what: str) -> list[str]:
+    # a lone string is one selector: iterated, "JR" would select J... and R... rules
+    items = [given] if isinstance(given, str) else list(given or [])
+    odd = [item for item in items if not isinstance(item, str)]
+    if odd:
+        raise UsageError(f"{what} takes rule codes, prefixes or names as strings, not {odd[0]!r}")
+    return items
+
+
 def select_rules(
     select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
 ) -> list[Rule]:
-    """Rules whose code starts with a selected prefix (all when none), minus ignored ones."""
+    """Rules whose code starts with a selected prefix (all when none), minus ignored ones;
+    ``select`` and ``ignore`` are lists of codes, prefixes or names (or one of them)."""
     chosen = list(RULES.values())
-    sel = [s for s in (select or []) if s.strip()]
-    ign = [s for s in (ignore or []) if s.strip()]
+    sel = [s for s in _selectors(select, "select") if s.strip()]
+    ign = [s for s in _selectors(ignore, "ignore") if s.strip()]
     for selector in [*sel, *ign]:
         if not any(_matches(r, selector) for r in RULES.values()):
             raise UsageError(f"{selector!r} selects no rule (see `mcptrace rules`)")

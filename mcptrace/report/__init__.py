@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
+from mcptrace.moments import Moment
 from mcptrace.report._build import SECTIONS, build_report
 from mcptrace.trace import Trace
 
@@ -37,8 +37,8 @@ def write_report(
     path: str | os.PathLike[str],
     trace: Trace,
     *,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     session: str | Sequence[str] | None = None,
     findings: pl.DataFrame | None = None,
     title: str | None = None,

@@ -19,6 +19,7 @@ import polars as pl
 
 from mcptrace import analysis
 from mcptrace.listing import short_names
+from mcptrace.moments import Moment
 from mcptrace.report._assets import CSP, SCRIPT, STYLE
 from mcptrace.report._focus import Focus, focus
 from mcptrace.report._html import Child, Html, el, join, raw_markup
@@ -433,8 +434,8 @@ def _bursts(f: Focus) -> pl.DataFrame:
 
 def _collect(
     trace: Trace,
-    since: datetime | None,
-    until: datetime | None,
+    since: Moment | None,
+    until: Moment | None,
     session: str | Sequence[str] | None,
     findings: pl.DataFrame | None,
     settings: LintSettings,
@@ -1334,8 +1335,8 @@ def _footer(d: _Data, version: str) -> Html:
 def build_report(
     trace: Trace,
     *,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     session: str | Sequence[str] | None = None,
     findings: pl.DataFrame | None = None,
     title: str | None = None,

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import polars as pl
 
+from mcptrace.moments import Moment, as_utc_or_none
 from mcptrace.trace import Trace
 
 __all__ = ["Focus", "focus", "utc"]
@@ -51,20 +52,16 @@ class Focus:
         return cond.fill_null(False) if self.windowed else cond
 
 
-def utc(value: datetime | None) -> datetime | None:
-    """``value`` in UTC; a time without a zone is taken to be UTC already."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+def utc(value: Moment | None) -> datetime | None:
+    """``value`` in UTC (see :func:`mcptrace.moments.as_utc`); None stays None."""
+    return as_utc_or_none(value)
 
 
 def focus(
     trace: Trace,
     *,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     session: str | Sequence[str] | None = None,
 ) -> Focus:
     """Restrict ``trace`` to some sessions and a time window (see the module docstring)."""
