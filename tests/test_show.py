@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -130,3 +131,15 @@ def test_times_carry_their_date_when_the_capture_spans_days(tmp_path: Path) -> N
     ]
     same_day = _lines(runner.invoke(app, ["show", str(INCIDENT), "--line", "1"]).output)
     assert same_day[0].split()[1] == "22:40:00.400"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"methods": ["tools/call"]}, {"kinds": ["response"]}, {"ids": ["34"], "context": 2}],
+)
+def test_a_limited_listing_is_the_head_of_the_whole_one(options: dict[str, Any]) -> None:
+    # the limit is applied before the calls' columns are joined: the same rows either way
+    trace = mcptrace.load(INCIDENT)
+    whole = message_list(trace, **options)
+    for limit in (0, 3, 10_000):
+        assert message_list(trace, limit=limit, **options).equals(whole.head(limit))

@@ -96,10 +96,15 @@ def show(
                 f"--line {text!r}: no input file is named {span.file} (the inputs: {listed})"
             )
     listing = message_list(
-        trace, sessions=session, methods=method, kinds=kind, ids=id, lines=spans, context=context
+        trace,
+        sessions=session,
+        methods=method,
+        kinds=kind,
+        ids=id,
+        lines=spans,
+        context=context,
+        limit=limit,
     )
-    if limit is not None:
-        listing = listing.head(limit)
     width = max([len(one_line(s)) for s in listing["session"].unique().to_list()] + [7])
     # from several files a bare line number is ambiguous (a session crossing a log
     # rotation shows line 1 twice): each line then names its file
