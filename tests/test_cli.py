@@ -369,3 +369,21 @@ def test_capture_text_never_reaches_the_terminal_as_control_characters(tmp_path:
         for control in ("\x1b", "\x9b", "\x07", "\x7f"):
             assert control not in printed, (args, control)
         assert "\\x1b" in printed, args
+
+
+@pytest.mark.parametrize("error", ["ZeroDivisionError()", "type('Panic', (BaseException,), {})()"])
+def test_a_crash_exits_3_not_1_which_lint_uses_for_findings(error: str) -> None:
+    # a crash must not read as "findings" in CI; a Rust panic in Polars is a BaseException
+    code = (
+        "import sys, mcptrace.cli.summary as s\n"
+        "def boom(*args, **kwargs):\n"
+        f"    raise {error}\n"
+        "s.summarize = boom\n"
+        f"sys.argv = ['mcptrace', 'summary', {str(LEGACY)!r}]\n"
+        "from mcptrace.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 3
+    assert "Traceback" in done.stderr
+    assert "mcptrace: internal error: this is a bug in mcptrace" in done.stderr

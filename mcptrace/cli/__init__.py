@@ -8,6 +8,8 @@ level (lint), 2 usage or input error (an unreadable or unrecognised file).
 from __future__ import annotations
 
 import os
+import sys
+import traceback
 from typing import Annotated
 
 import typer
@@ -72,9 +74,25 @@ app.command("redact")(redact.redact)
 app.command("scan")(scan.scan)
 
 
+#: the exit status of a crash (0, 1 and 2 are verdicts and usage errors)
+INTERNAL_ERROR = 3
+
+
 def main() -> None:
     # The commands do no linear algebra; NumPy's OpenBLAS threads (NumPy comes with the
     # lint shares and Matplotlib) would spin on both cores for ~0.1 s after import.
     # Set before any command imports NumPy; a user's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    app()
+    try:
+        app()
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException:  # a Rust panic in Polars is a BaseException, not an Exception
+        # A bug, not the input's fault. Python would exit 1, which `mcptrace lint` uses
+        # for "findings": CI must not take a crash for a verdict on the capture.
+        traceback.print_exc()
+        sys.stderr.write(
+            "mcptrace: internal error: this is a bug in mcptrace, not a problem of the "
+            "input; please report it with the traceback above\n"
+        )
+        sys.exit(INTERNAL_ERROR)
