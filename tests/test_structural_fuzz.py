@@ -25,6 +25,7 @@ import mcptrace
 from mcptrace import _json
 from mcptrace.cli import app
 from mcptrace.schema import FINDINGS
+from mcptrace.writers import capture_records
 
 runner = CliRunner()
 EXAMPLES = SHARED_SPEC / "2026-07-28" / "examples"
@@ -177,7 +178,11 @@ def test_the_linter_takes_mutated_messages_of_every_kind(tmp_path: Path) -> None
         for f in sorted((SAMPLES / "capture").glob("*.jsonl"))
         for line in f.read_bytes().splitlines()
     ]
-    assert len(seeds) > 40 and len(records) > 50
+    # HTTP traffic as capture records: headers, statuses, `raw` wire texts to break too
+    http = mcptrace.load(SAMPLES / "har").messages
+    records += [orjson.loads(line) for line in capture_records(http)]
+    assert len(seeds) > 40 and len(records) > 100
+    assert any("http" in r for r in records) and any("raw" in r for r in records)
     lines = []
     for i in range(400):
         if rng.random() < 0.5:

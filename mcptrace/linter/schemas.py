@@ -401,11 +401,13 @@ def validate_messages(frame: pl.DataFrame, schema_dir: Path) -> pl.DataFrame:
     for revision, _step, check, definition, part, members in groups.iter_rows():
         v = validator(schema_dir, revision, definition)
         prefix: tuple[str, ...] = () if part == "message" else (part,)
-        instances = [_part(docs[r], part) for r in members]
+        # a part the message lacks, or a text that does not parse (a capture record's
+        # `raw` that is not JSON), is not the validator's to judge: it cannot take it
+        present = [(r, x) for r in members if (x := _part(docs[r], part)) is not _MISSING]
         # the tight loop: one native call per message; only failures come back to Python
-        verdicts = map(v.is_valid, instances)
-        for r, instance, ok in zip(members, instances, verdicts, strict=True):
-            if ok or instance is _MISSING:
+        verdicts = map(v.is_valid, (instance for _, instance in present))
+        for (r, instance), ok in zip(present, verdicts, strict=True):
+            if ok:
                 continue
             reasons = [_reason(prefix, e) for e in v.iter_errors(instance)]
             if check == "envelope":

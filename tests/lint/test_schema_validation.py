@@ -512,3 +512,25 @@ def test_json_path() -> None:
         '$.params._meta["io.modelcontextprotocol/protocolVersion"]'
     )
     assert json_path(["result", "content", 0, "text"]) == "$.result.content[0].text"
+
+
+def test_a_record_whose_raw_text_is_not_json_is_not_validated_and_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    # `raw` claims to be the message's wire text; one that does not parse leaves the
+    # validator nothing to judge (it raised ValueError on the unparsed placeholder)
+    msg = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}
+    records = [
+        {"dir": "s2c", "session": "s", "msg": msg, "raw": "x"},
+        {
+            "dir": "c2s",
+            "session": "s",
+            "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}},
+        },
+    ]
+    path = tmp_path / "capture.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    found = lint(mcptrace.load(path), schema_dir=SPEC, revision=MODERN, select=["SC"])
+    # the second line is still judged
+    assert found.filter(pl.col("line") == 1).is_empty()
+    assert not found.filter(pl.col("line") == 2).is_empty()
