@@ -466,3 +466,24 @@ def test_a_session_that_crossed_a_rotation_reads_forwards(tmp_path: Path) -> Non
         "capture.jsonl.1.gz",
         "capture.jsonl",
     ]
+
+
+def test_a_records_raw_text_is_the_message_only_when_it_is_the_json_of_msg(
+    write_lines: WriteLines,
+) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    spelled = '{ "jsonrpc" : "2.0", "method": "ping", "id": 1.0 }'  # the wire's own spelling
+    path = write_lines(
+        [
+            {"dir": "c2s", "session": "s", "msg": ping, "raw": spelled},
+            {"dir": "c2s", "session": "s", "msg": ping, "raw": "x"},
+            {"dir": "c2s", "session": "s", "msg": ping, "raw": '{"jsonrpc":"2.0","id":9}'},
+            {"dir": "c2s", "session": "s", "msg": ping, "raw": 5},
+        ]
+    )
+    m = mcptrace.load(path).messages
+    compact = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    assert m["message"].to_list() == [spelled, compact, compact, compact]
+    assert m["kind"].cast(pl.String).to_list() == ["request"] * 4
+    problem = "`raw` is not the JSON text of `msg`: the message is read from `msg`"
+    assert m["parse_error"].to_list() == [None, problem, problem, problem]

@@ -53,6 +53,21 @@ def sniff(head: Head) -> int:
     return 95 if hits == len(objs) else (70 if hits * 2 > len(objs) else 0)
 
 
+def _wire_text(wire: Any, msg: Any) -> tuple[str | None, str | None]:
+    """The record's ``raw`` as the message's text when it is the JSON of ``msg`` (its
+    exact wire spelling), else None and why: rules read the message's text, and one
+    that is not ``msg`` (junk, another message) would be judged instead of it."""
+    if wire is None:
+        return None, None
+    if type(wire) is str:
+        try:
+            if _json.loads(wire) == msg:
+                return wire, None
+        except _json.JSONDecodeError:
+            pass
+    return None, "`raw` is not the JSON text of `msg`: the message is read from `msg`"
+
+
 def _envelope(rec: dict[str, Any]) -> tuple[Envelope, str | None]:
     problems = []
     ts = rec.get("ts")
@@ -163,10 +178,12 @@ def parse_lines(
             and (ts is None or type(ts) is str)
             and (session is None or type(session) is str)
             and _FAST_KEYS.issuperset(rec)
+            # a record with its wire text is checked against `msg` (rare: the writer adds
+            # `raw` only where the wire text differs from compact JSON)
+            and "raw" not in rec
         ):
             fields = rpc_fields(msg)
-            wire = rec.get("raw")
-            text = wire if type(wire) is str else dumps(msg)
+            text = dumps(msg)
             index = len(dense_lines)
             append_row(lineno, ts, session, d, fields, text, raw, fields[13])
             server = rec.get("server")
@@ -185,10 +202,12 @@ def parse_lines(
         if rec.get("kind") == "transport" and type(msg) is str:
             rows.add_other(lineno, raw, "transport", env, note, text=msg)
             continue
-        wire = rec.get("raw")
         if type(msg) is str:
             # the original line was not valid JSON: keep its text and report why
             rows.add_text(lineno, raw, msg, env, note)
         else:
-            rows.add_parsed(lineno, raw, msg, wire if type(wire) is str else None, env, note)
+            spelled, mismatch = _wire_text(rec.get("raw"), msg)
+            if mismatch is not None:
+                note = f"{note}; {mismatch}" if note else mismatch
+            rows.add_parsed(lineno, raw, msg, spelled, env, note)
     return rows.frame(fill=False)
