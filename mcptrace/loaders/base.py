@@ -23,6 +23,18 @@ import polars as pl
 from mcptrace import _json
 from mcptrace.loaders.reader import STDIN, Content
 
+#: times from 10000-01-01 on (in microseconds since the epoch) fit neither the tables'
+#: times nor a Python datetime: a loader leaves them unknown and says so
+MAX_US = 253_402_300_800_000_000
+#: the longest duration a loader takes as one (about 31 years): a longer one is corrupt,
+#: and would put a request before any time the tables hold
+MAX_DURATION_MS = 1e12
+
+
+def line_list(lines: list[int], most: int = 5) -> str:
+    """Line numbers for a note: ``4, 9, 12``, the first ``most`` and ``...`` after."""
+    return ", ".join(map(str, lines[:most])) + (", ..." if len(lines) > most else "")
+
 
 @dataclass(frozen=True)
 class LoadContext:

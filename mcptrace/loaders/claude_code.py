@@ -73,7 +73,7 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import MAX_DURATION_MS, Head, LoadContext, LoadResult, line_list
 from mcptrace.loaders.mcpjam import value_lines
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
@@ -107,8 +107,6 @@ _MCP_ERROR = re.compile(r"MCP error (?P<code>-?\d{1,18}): (?P<msg>.*)$", re.S)
 _STDERR = "Server stderr: "
 _FOLDER = re.compile(r"^mcp-logs-(?P<server>.+)$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
-#: the longest duration taken as one (about 31 years)
-MAX_DURATION_MS = 1e12
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -376,9 +374,9 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         )
     if state.impossible_durations:
         lines = state.impossible_durations
-        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
         notes.append(
-            f"{len(lines)} call(s) logged with an impossibly long duration (line {shown}): "
+            f"{len(lines)} call(s) logged with an impossibly long duration "
+            f"(line {line_list(lines)}): "
             "their latency is unknown"
         )
     return LoadResult(

@@ -50,15 +50,12 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import MAX_DURATION_MS, Head, LoadContext, LoadResult, line_list
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
 from mcptrace.schema import CALLS, Timestamp
 
 NAME = "mcpproxy-activity"
-#: the longest duration_ms taken as one (about 31 years): a longer one, or a negative one,
-#: is corrupt, and would put the request before any representable time
-MAX_DURATION_MS = 1e12
 DESCRIPTION = "mcpproxy-go `activity export` JSONL: tool-call records with status and duration_ms"
 
 #: record types that are calls, and the method they stand for
@@ -256,10 +253,9 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             "rows, not counted as calls"
         )
     if bad_durations:
-        shown = ", ".join(map(str, bad_durations[:5])) + (", ..." if len(bad_durations) > 5 else "")
         notes.append(
             f"{len(bad_durations)} call record(s) with a negative or impossibly long "
-            f"duration_ms (line {shown}): their latency is unknown"
+            f"duration_ms (line {line_list(bad_durations)}): their latency is unknown"
         )
     if unknown_status:
         notes.append(f"unknown status value(s) {', '.join(sorted(unknown_status))}: read as error")

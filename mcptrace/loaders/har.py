@@ -74,7 +74,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcptrace import _json
-from mcptrace.loaders.base import NOT_JSON, Head, LoadContext, LoadResult
+from mcptrace.loaders.base import MAX_US, NOT_JSON, Head, LoadContext, LoadResult
 from mcptrace.loaders.har_streams import Stream, interleave, normalized_url
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
@@ -87,7 +87,6 @@ DESCRIPTION = (
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
-_MAX_US = 253_402_300_800_000_000  # 10000-01-01
 #: JSON tokens: strings, structural characters, and runs of anything else (scalars)
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]|[^\s\[\]{},:"]+', re.DOTALL)
 _OPEN, _CLOSE = frozenset(b"[{"), frozenset(b"]}")
@@ -466,7 +465,7 @@ def _timestamp(value: Any) -> tuple[int | None, str | None, str | None]:
     if dt.tzinfo is None:
         dt, quality = dt.replace(tzinfo=UTC), "local"
     us = (dt - _EPOCH) // _US
-    if abs(us) >= _MAX_US:
+    if abs(us) >= MAX_US:
         return None, None, f"`startedDateTime` {value} is out of range"
     return us, quality, None
 
@@ -648,7 +647,7 @@ def _add_entry(
     end_problem = None
     if start_us is not None and elapsed is not None:
         end_us = start_us + round(elapsed * 1000)
-        if abs(end_us) >= _MAX_US:
+        if abs(end_us) >= MAX_US:
             end_us = None
             end_problem = (
                 f"`time` of {elapsed:g} ms ends after the year 9999: the response time is unknown"

@@ -46,7 +46,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mcptrace import _json
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import MAX_US, Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
@@ -63,7 +63,6 @@ _ENTRY_DIRECTIONS = {"request", "response", "notification"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 #: beyond this a time is not a date (and would not fit the ts column)
-_MAX_US = 253_402_300_800_000_000  # 10000-01-01
 
 #: entry starts and entry-level ``"response"`` keys in JSON.stringify(_, null, 2) output
 _PRETTY = re.compile(rb'^(?:  \{\r?$|    "response": )', re.MULTILINE)
@@ -143,7 +142,7 @@ def _timestamp(value: Any) -> tuple[int | None, str | None, str | None]:
     if type(value) in (int, float):
         # epoch milliseconds: not what the Inspector writes, but what fixtures often use
         us = round(value * 1000)
-        if abs(us) < _MAX_US:
+        if abs(us) < MAX_US:
             return us, None, None
         return None, None, f"`timestamp` {value} is out of range"
     if type(value) is str:
@@ -246,7 +245,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         resp_ts: int | None = None
         if isinstance(duration, int | float) and type(duration) is not bool and ts_us is not None:
             resp_ts = ts_us + round(duration * 1000)
-            if abs(resp_ts) >= _MAX_US:
+            if abs(resp_ts) >= MAX_US:
                 resp_ts = None
                 resp_notes.append(f"`duration` {duration} is out of range")
         elif ts_us is not None:

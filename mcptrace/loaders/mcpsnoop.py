@@ -35,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import Head, LoadContext, LoadResult, line_list
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
 
@@ -136,7 +136,7 @@ class _SeqCheck:
         truncated = False
         notes = []
         for session, lines in self.backwards.items():
-            where = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+            where = line_list(lines)
             notes.append(
                 f"session {session}: `seq` is not increasing in file order (line {where}); "
                 "rows are kept in file order, mcpsnoop's `seq` order may differ"

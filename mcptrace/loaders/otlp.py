@@ -71,7 +71,7 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import MAX_US, Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import RowBuilder, decode_raw, json_type
 from mcptrace.schema import CALLS, Timestamp
@@ -187,8 +187,8 @@ def _hex_id(value: Any, size: int) -> str | None:
     return raw.hex() if len(raw) == size else value
 
 
-#: times at or beyond 10000-01-01 (in ns since the epoch) do not fit the tables' times
-_MAX_NS = 253_402_300_800_000_000_000
+#: times at or beyond 10000-01-01, in ns since the epoch
+_MAX_NS = MAX_US * 1000
 
 
 def _nanos(value: Any) -> int | None:

@@ -47,7 +47,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mcptrace import _json
-from mcptrace.loaders.base import Head, LoadContext, LoadResult
+from mcptrace.loaders.base import MAX_US, Head, LoadContext, LoadResult
 from mcptrace.loaders.mcpjam import value_lines
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
@@ -58,7 +58,6 @@ DESCRIPTION = "mcp-recorder cassettes: {metadata, interactions: [{request, respo
 _TYPES = {"jsonrpc_request", "notification", "lifecycle"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
-_MAX_US = 253_402_300_800_000_000  # 10000-01-01
 _SSE = _json.dumps({"Content-Type": "text/event-stream"})
 
 
@@ -93,7 +92,7 @@ def _micros(value: Any) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     us = (dt - _EPOCH) // _US
-    return us if abs(us) < _MAX_US else None
+    return us if abs(us) < MAX_US else None
 
 
 def _latency_us(value: Any) -> int | None:
@@ -187,7 +186,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         latency = _latency_us(inter.get("latency_ms"))
         end = start + latency if start is not None and latency is not None else None
         problems = []
-        if end is not None and abs(end) >= _MAX_US:
+        if end is not None and abs(end) >= MAX_US:
             end = None
             problems.append(
                 "`latency_ms` ends the exchange after the year 9999: its time is unknown"

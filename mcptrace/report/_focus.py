@@ -23,7 +23,7 @@ import polars as pl
 from mcptrace.moments import Moment, as_utc_or_none
 from mcptrace.trace import Trace
 
-__all__ = ["Focus", "focus", "utc"]
+__all__ = ["Focus", "focus"]
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,6 @@ class Focus:
         return cond.fill_null(False) if self.windowed else cond
 
 
-def utc(value: Moment | None) -> datetime | None:
-    """``value`` in UTC (see :func:`mcptrace.moments.as_utc`); None stays None."""
-    return as_utc_or_none(value)
-
-
 def focus(
     trace: Trace,
     *,
@@ -65,7 +60,7 @@ def focus(
     session: str | Sequence[str] | None = None,
 ) -> Focus:
     """Restrict ``trace`` to some sessions and a time window (see the module docstring)."""
-    since, until = utc(since), utc(until)
+    since, until = as_utc_or_none(since, "since"), as_utc_or_none(until, "until")
     sessions = (
         None if session is None else tuple([session] if isinstance(session, str) else session)
     )
