@@ -7,6 +7,7 @@ error type, the float/int behaviour and the output options are decided once.
 from __future__ import annotations
 
 import json as _stdlib_json  # noqa: TID251 - exact huge integers, see loads()
+import re
 from typing import Any
 
 import orjson
@@ -52,6 +53,69 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
             # keep orjson's reading rather than fail on a valid document
             return value
     return value
+
+
+#: what :func:`mend_surrogates` writes in its notes (the JR016 rule looks for it)
+LONE_SURROGATE = "lone UTF-16 surrogate escape"
+
+#: in JSON text: an escaped surrogate pair (kept), a lone surrogate escape (group 1), or
+#: any other escape — matched whole, so that in ``\\ud800`` (an escaped backslash, then
+#: text) no escape is seen
+_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+    r"|\\.",
+    re.DOTALL,
+)
+
+
+def mend_surrogates(text: str) -> tuple[str, str] | None:
+    """``text`` with each lone UTF-16 surrogate escape (``\\ud83d`` without its pair, as
+    JavaScript writes a string cut between the two halves of an emoji) written
+    ``\\ufffd``, and a note saying where; None when it has none.
+
+    JSON's grammar allows such escapes, but they denote no Unicode text: orjson, the
+    official Python SDK (pydantic) and serde_json refuse the message. mcptrace reads it
+    with U+FFFD in their place so that the rest of the message is still analysed. The
+    replacement has the escape's length: positions in the text stay the same."""
+    found: list[tuple[int, str]] = []
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return match.group(0)
+        found.append((match.start(), match.group(1)))
+        return "\\ufffd"
+
+    mended = _ESCAPE.sub(replace, text)
+    if not found:
+        return None
+    pos, escape = found[0]
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    return mended, (
+        f"{LONE_SURROGATE} `{escape}` at line {line} column {column}{more} read as U+FFFD"
+    )
+
+
+def loads_mending(data: bytes | bytearray | memoryview | str) -> tuple[Any, str | None, str | None]:
+    """Like :func:`loads`, but a text refused only for lone surrogate escapes is read
+    with U+FFFD in their place (see :func:`mend_surrogates`): returns the value, the
+    mended text (None when the text was fine) and the note to keep on the row."""
+    try:
+        return loads(data), None, None
+    except JSONDecodeError as exc:
+        if "surrogate" not in str(exc):
+            raise
+        try:
+            text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise exc from None
+        mended = mend_surrogates(text)
+        if mended is None:
+            raise
+    # a text with another fault too raises that fault's error, at the same position
+    return loads(mended[0]), mended[0], mended[1]
 
 
 def dumps(obj: Any) -> str:

@@ -275,6 +275,7 @@ CATALOGUE: tuple[Entry, ...] = _parse(_TABLE)
 BEYOND: dict[str, str] = {
     "ER006": "JSON-RPC itself reserves -32768..-32000; a note on legacy codes there",
     "HT009": "the request side of the Content-Type rule the catalogue states for responses",
+    "JR016": "RFC 8259 §8.2: a lone surrogate escape, which strict JSON parsers refuse",
     "LC007": "revision detection (catalogue §5): an initialize naming no published revision",
     "LC008": "revision detection (catalogue §5): the server counter-offered a version",
     "LC012": "revision detection (catalogue §5): a session whose revision is unknown",

@@ -97,7 +97,8 @@ def make_head(content: Content, max_lines: int = 20) -> Head:
     parsed: list[Any] = []
     for ln in lines:
         try:
-            parsed.append(_json.loads(ln))
+            # a lone surrogate escape does not hide what format a line is in
+            parsed.append(_json.loads_mending(ln)[0])
         except _json.JSONDecodeError:
             parsed.append(NOT_JSON)
     whole: Any = NOT_JSON
@@ -115,7 +116,7 @@ def make_head(content: Content, max_lines: int = 20) -> Head:
         and len(content.data) <= 64 * 1024 * 1024
     ):
         try:
-            whole = _json.loads(content.data)
+            whole = _json.loads_mending(content.data)[0]
         except _json.JSONDecodeError:
             whole = NOT_JSON
     return Head(source=content.source, lines=lines, parsed=parsed, whole=whole)

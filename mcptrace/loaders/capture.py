@@ -61,8 +61,11 @@ def _wire_text(wire: Any, msg: Any) -> tuple[str | None, str | None]:
         return None, None
     if type(wire) is str:
         try:
-            if _json.loads(wire) == msg:
-                return wire, None
+            value, mended, _ = _json.loads_mending(wire)
+            if value == msg:
+                # with lone surrogate escapes, `msg` holds U+FFFD in their place (the
+                # record's writer mended them, or the record's own escapes were)
+                return mended or wire, None
         except _json.JSONDecodeError:
             pass
     return None, "`raw` is not the JSON text of `msg`: the message is read from `msg`"
@@ -151,16 +154,23 @@ def parse_lines(
     servers, transports = sparse["server"], sparse["transport"]
     dense_lines = rows.cols["line"]
     for lineno, line in numbered:
+        mend_note: str | None = None
         try:
             rec = loads(line)
         except _json.JSONDecodeError as exc:
             text, utf8_problem = decode_raw(line)
             if not text.strip():
                 rows.add_other(lineno, text, "blank")
-            else:
-                problem = utf8_problem or _json.describe_error(exc)
+                continue
+            problem = utf8_problem or _json.describe_error(exc)
+            if utf8_problem is None:
+                try:
+                    rec, _, mend_note = _json.loads_mending(text)
+                except _json.JSONDecodeError as error:
+                    problem = _json.describe_error(error)
+            if mend_note is None:
                 rows.add_invalid(lineno, text, f"capture record is not valid JSON: {problem}")
-            continue
+                continue
         # orjson accepted the line, so it is valid UTF-8
         raw: str | None = None if fast_raw else line.decode()
         if type(rec) is not dict or "msg" not in rec:
@@ -181,6 +191,7 @@ def parse_lines(
             # a record with its wire text is checked against `msg` (rare: the writer adds
             # `raw` only where the wire text differs from compact JSON)
             and "raw" not in rec
+            and mend_note is None
         ):
             fields = rpc_fields(msg)
             text = dumps(msg)
@@ -195,6 +206,9 @@ def parse_lines(
             continue
         raw = raw if raw is not None else line.decode()
         env, note = _envelope(rec)
+        if mend_note is not None:
+            # the record's lone surrogate escapes (U+FFFD now in `msg`)
+            note = f"{note}; {mend_note}" if note else mend_note
         if type(d) is str and d in _TEXT_KINDS:
             text = msg if type(msg) is str else dumps(msg)
             rows.add_other(lineno, raw, _TEXT_KINDS[d], env, note, text=text)

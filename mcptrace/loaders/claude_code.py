@@ -237,14 +237,14 @@ def _entries_jsonl(content: Content, server: str | None) -> list[_Entry]:
             out.append(_Entry(lineno, raw, None, server, False, "", role="blank"))
             continue
         try:
-            rec = _json.loads(data)
+            rec, _, mend_note = _json.loads_mending(data)
         except _json.JSONDecodeError as exc:
             problem = utf8_problem or _json.describe_error(exc)
             if lineno == n_lines and not content.data.endswith(b"\n"):
                 problem = f"incomplete last entry (the log is written live): {problem}"
             out.append(_Entry(lineno, raw, None, server, False, "", note=problem, role="invalid"))
             continue
-        out.append(_entry_of(rec, lineno, raw, server, utf8_problem))
+        out.append(_entry_of(rec, lineno, raw, server, utf8_problem or mend_note))
     return out
 
 
@@ -314,9 +314,10 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     folder = _folder_server(ctx.source)
     entries: list[_Entry]
     stripped = content.data.lstrip()
+    mend_note: str | None = None
     if stripped[:1] == b"[":
         try:
-            doc = _json.loads(content.data)
+            doc, _, mend_note = _json.loads_mending(content.data)
         except _json.JSONDecodeError:
             doc = None
         entries = (
@@ -360,7 +361,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             )
             .drop("_t")
         )
-    notes = []
+    notes = [mend_note] if mend_note else []
     if folder is None and not any(e.server for e in entries):
         notes.append(
             "no server name: the file is not in an mcp-logs-<server> folder and its lines "

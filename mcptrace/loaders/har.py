@@ -804,8 +804,9 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)
     salvaged: _Salvaged | None = None
+    mend_note: str | None = None
     try:
-        doc = _json.loads(content.data)
+        doc, _, mend_note = _json.loads_mending(content.data)
     except _json.JSONDecodeError as exc:
         cut = exc.pos is not None and exc.pos >= len(content.data.rstrip()) - 1
         salvaged = _salvage(content.data) if cut else None
@@ -830,7 +831,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     for i, entry in enumerate(entries):
         _add_entry(rows, entry, starts[i], ctx, counts, _http_sse_session(http_sse, i, entry))
 
-    notes: list[str] = []
+    notes: list[str] = [mend_note] if mend_note else []
     if salvaged is not None:
         line = min(salvaged.cut_line, n_lines)
         raw, _ = decode_raw(content.lines[line - 1])

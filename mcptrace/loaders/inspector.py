@@ -176,7 +176,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)
     try:
-        doc = _json.loads(content.data)
+        doc, _, mend_note = _json.loads_mending(content.data)
     except _json.JSONDecodeError as exc:
         first, _ = decode_raw(content.lines[0])
         rows.add_invalid(
@@ -265,7 +265,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         rows.override_ts_quality(start, "derived")
 
     truncated = False
-    file_notes: list[str] = []
+    file_notes: list[str] = [mend_note] if mend_note else []
     if len(doc) >= MAX_ENTRIES:
         truncated = True
         file_notes.append(

@@ -272,7 +272,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)
     try:
-        doc = _json.loads(content.data)
+        doc, _, mend_note = _json.loads_mending(content.data)
     except _json.JSONDecodeError as exc:
         first, _ = decode_raw(content.lines[0])
         rows.add_invalid(1, first, f"MCPJam log is not valid JSON: {_json.describe_error(exc)}")
@@ -303,7 +303,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         _add_entry(rows, entry, line, sessions, counts)
     messages = _with_transports(rows.frame(), sessions.transports)
 
-    notes: list[str] = []
+    notes: list[str] = [mend_note] if mend_note else []
     truncated = False
     if newest_first:
         notes.append("the export lists the newest entry first: rows are in time order")

@@ -155,7 +155,7 @@ class _SeqCheck:
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
     rows = RowBuilder(source=ctx.source, tz=ctx.tz, format=NAME, default_session=ctx.stem)
-    loads = _json.loads
+    loads = _json.loads_mending
     seqs = _SeqCheck()
     truncated_frames = 0
     conn_ids: dict[str | None, set[str]] = {}
@@ -170,7 +170,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             rows.add_other(lineno, raw, "blank")
             continue
         try:
-            rec = loads(data)
+            rec, _, mend_note = loads(data)
         except _json.JSONDecodeError as exc:
             problem = utf8_problem or _json.describe_error(exc)
             if lineno == n_lines and not content.data.endswith(b"\n"):
@@ -187,6 +187,8 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         env = _envelope(rec, direction)
         seqs.add(env.session, rec.get("seq"), lineno)
         notes = [_REDACTED_NOTE] if rec.get("redacted") is True else []
+        if mend_note is not None:
+            notes.append(mend_note)
         conn = rec.get("conn_id")
         if type(conn) is str:
             conn_ids.setdefault(env.session, set()).add(conn)

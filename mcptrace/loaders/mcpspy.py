@@ -109,14 +109,16 @@ def _str(value: Any) -> str:
     return value if type(value) is str else ""
 
 
-def _message_of(rec: dict[str, Any]) -> tuple[Any, str | None, str | None]:
-    """The parsed message, its wire text (when ``raw`` has it) and a problem."""
+def _message_of(rec: dict[str, Any]) -> tuple[Any, str | None, str | None, str | None]:
+    """The parsed message, its wire text (when ``raw`` has it), a problem that makes the
+    row invalid, and a note for a valid one (lone surrogate escapes read as U+FFFD)."""
     raw = rec.get("raw")
     if type(raw) is str and raw.strip():
         try:
-            return _json.loads(raw), raw, None
+            parsed, mended, note = _json.loads_mending(raw)
         except _json.JSONDecodeError as exc:
-            return None, raw, _json.describe_error(exc)
+            return None, raw, _json.describe_error(exc), None
+        return parsed, mended or raw, None, note
     msg: dict[str, Any] = {"jsonrpc": "2.0"}
     if "id" in rec:
         msg["id"] = rec["id"]
@@ -132,8 +134,8 @@ def _message_of(rec: dict[str, Any]) -> tuple[Any, str | None, str | None]:
         else:
             msg["result"] = rec.get("result")
     else:
-        return None, None, "MCPSpy event with neither `raw` nor a parsed message"
-    return msg, None, None
+        return None, None, "MCPSpy event with neither `raw` nor a parsed message", None
+    return msg, None, None, None
 
 
 def _sender_role(msg: Any) -> str | None:
@@ -318,14 +320,15 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             continue
         kind = _kind(rec)
         if kind == "mcp":
-            msg, text, bad = _message_of(rec)
+            msg, text, bad, mend_note = _message_of(rec)
             env, inferred = _envelope(rec, msg, pairs, keys)
             if inferred:
                 inferred_rows.append(len(rows))
             if bad is not None:
                 rows.add_invalid(lineno, raw, bad, env, message=text)
             elif text is not None:
-                rows.add_parsed(lineno, raw, msg, text, env, problem)
+                note = "; ".join(n for n in (problem, mend_note) if n) or None
+                rows.add_parsed(lineno, raw, msg, text, env, note)
             else:
                 rows.add_parsed(lineno, raw, msg, None, env, problem or _REBUILT)
             continue

@@ -132,7 +132,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     if not content.data.strip():
         return LoadResult(messages=rows.frame(), lines=n_lines)
     try:
-        doc = _json.loads(content.data)
+        doc, _, mend_note = _json.loads_mending(content.data)
     except _json.JSONDecodeError as exc:
         first, _ = decode_raw(content.lines[0])
         rows.add_invalid(1, first, f"cassette is not valid JSON: {_json.describe_error(exc)}")
@@ -147,7 +147,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         return LoadResult(messages=rows.frame(), lines=n_lines)
 
     meta: dict[str, Any] = doc["metadata"] if type(doc.get("metadata")) is dict else {}
-    notes: list[str] = []
+    notes: list[str] = [mend_note] if mend_note else []
     version = doc.get("version")
     if version is not None and not (type(version) is str and version.split(".")[0] == "1"):
         notes.append(f"cassette format version {_json.dumps(version)}: read as 1.x")

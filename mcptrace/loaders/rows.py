@@ -521,13 +521,16 @@ class RowBuilder:
     ) -> None:
         """Parse ``text`` as one JSON-RPC message (or batch); bad JSON becomes an invalid row."""
         try:
-            msg = _json.loads(text)
+            msg, mended, mend_note = _json.loads_mending(text)
         except _json.JSONDecodeError as exc:
             problem = _json.describe_error(exc)
             if note:
                 problem = f"{note}; {problem}"
             self._append(line, env, None, _invalid(problem), text, raw, problem)
             return
+        if mended is not None:
+            text = mended
+            note = f"{note}; {mend_note}" if note else mend_note
         self.add_parsed(line, raw, msg, text, env, note)
 
     def add_invalid(

@@ -121,14 +121,19 @@ def parse_lines(
     for lineno, line in numbered:
         try:
             msg = loads(line)
-        except _json.JSONDecodeError as exc:
+        except _json.JSONDecodeError:
             raw, utf8_problem = decode_raw(line)
             if utf8_problem:
                 rows.add_invalid(lineno, raw, utf8_problem, message=raw)
             elif not raw.strip():
                 rows.add_other(lineno, raw, "blank", text=raw)
             else:
-                rows.add_invalid(lineno, raw, _json.describe_error(exc), message=raw)
+                try:
+                    msg, mended, note = _json.loads_mending(raw)
+                except _json.JSONDecodeError as error:
+                    rows.add_invalid(lineno, raw, _json.describe_error(error), message=raw)
+                else:
+                    rows.add_parsed(lineno, raw, msg, mended, note=note)
             continue
         if fast_raw and type(msg) is dict:
             # message stays null and is filled with the raw line (message_is_raw)

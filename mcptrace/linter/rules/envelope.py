@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.linter.context import LintContext, json_paths, settle
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule, since
 from mcptrace.linter.rules.stdio import is_pollution
@@ -873,5 +874,75 @@ def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
             # any element names the batch's line: they all share it
             line_of("first"),
             pl.col("requests").list.len(),
+        ),
+    )
+
+
+@rule(
+    code="JR016",
+    name="lone-surrogate-escape",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="message",
+)
+def lone_surrogate_escape(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags messages with a string holding a lone UTF-16 surrogate escape: `\\ud83d` not
+    followed by its low half, or a `\\udc00`-`\\udfff` escape on its own.
+
+    mcptrace reads the message with U+FFFD in its place (the loader's note says where), so
+    the rest of it is still analysed.
+
+    It is what a JavaScript server writes when it cuts a string between the two halves of
+    an emoji (`text.slice(0, 1000)`) or passes on DOM text holding half a pair:
+    `JSON.stringify` escapes the lone half rather than failing. Cut text at a code point
+    boundary instead, or write U+FFFD for a lone half (`String.prototype.toWellFormed`).
+
+    ## Why is this bad?
+    Such an escape denotes no Unicode character, and RFC 8259 §8.2 warns that how a
+    receiver handles it is unpredictable. Many refuse the whole message: the official
+    Python SDK's parser (pydantic), serde_json in Rust SDKs and orjson report invalid JSON,
+    so the request is never answered, or the result never reaches the model. Others let it
+    through and fail later, when the text is forwarded to an LLM API.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 7,
+     "result": {"content": [{"type": "text", "text": "Deploy done \\ud83d"}]}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 7,
+     "result": {"content": [{"type": "text", "text": "Deploy done"}]}}
+    ```
+
+    ## Reference
+    RFC 8259 §8.2 (strings with unpaired surrogates; "the behavior of software that
+    receives JSON texts containing such values is unpredictable"); "JSON-RPC messages MUST
+    be UTF-8 encoded" — basic/transports.mdx (2025-03-26 to 2025-11-25),
+    basic/transports/index.mdx#messages (2026-07-28): a lone surrogate has no UTF-8
+    encoding.
+    """
+    bad = (
+        ctx.messages.select("ordinal", "kind", "parse_error")
+        .filter(pl.col("parse_error").is_not_null())
+        .filter(pl.col("kind").is_in(["request", "notification", "response", "error"]))
+        .with_columns(
+            _escape=pl.col("parse_error").str.extract(rf"{_json.LONE_SURROGATE} `([^`]*)`", 1),
+            _more=pl.col("parse_error").str.extract(r"column \d+ and (\d+) more read as", 1),
+        )
+        .filter(pl.col("_escape").is_not_null())
+    )
+    return findings(
+        bad,
+        pl.format(
+            "a string holds the lone UTF-16 surrogate escape `{}`{} (half of a character "
+            "such as an emoji): strict JSON parsers, the Python SDK's among them, refuse "
+            "the message",
+            "_escape",
+            pl.when(pl.col("_more").is_not_null())
+            .then(pl.format(" and {} more", "_more"))
+            .otherwise(pl.lit("")),
         ),
     )
