@@ -10,6 +10,7 @@ each command may report the input as bad (exit status 2) but never raise.
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +53,9 @@ ODD_VALUES: list[Any] = [
     "2026-07-28",
     "notifications/cancelled",
     "\u0000\u00e9\ud7ff",
+    # lone UTF-16 surrogates: written as `\ud83d` escapes, which orjson refuses to read
+    "cut \ud83d",
+    "\udc00",
     {"a": {"b": [1, {"c": None}]}},
     [None, 1, "a"],
     {"_meta": {"bad key": 1}},
@@ -101,7 +105,11 @@ def mutate(rng: random.Random, value: Any) -> Any:
 
 def _dump(value: Any) -> bytes:
     # mcptrace's writer: orjson alone writes no integer beyond 64 bits
-    return _json.dumpb(value)
+    try:
+        return _json.dumpb(value)
+    except TypeError:
+        # a lone surrogate, which orjson does not write: escaped as JavaScript writes it
+        return json.dumps(value, separators=(",", ":")).encode()
 
 
 def mutated_copy(rng: random.Random, path: Path) -> bytes:
