@@ -143,3 +143,13 @@ def test_a_limited_listing_is_the_head_of_the_whole_one(options: dict[str, Any])
     whole = message_list(trace, **options)
     for limit in (0, 3, 10_000):
         assert message_list(trace, limit=limit, **options).equals(whole.head(limit))
+
+
+def test_show_of_call_records_only_points_to_the_calls() -> None:
+    # OpenTelemetry spans hold calls, not messages: nothing to list, and the user is told
+    # where the calls are
+    result = CliRunner().invoke(app, ["show", str(SAMPLES / "otel")])
+    assert result.exit_code == 0
+    assert "(no messages match)" in result.stderr
+    assert "call records only (21 calls)" in result.stderr
+    assert "mcptrace stats" in result.stderr

@@ -134,6 +134,13 @@ def show(
             typer.echo(_indented(row["body"]))
     if listing.is_empty():
         typer.echo("(no messages match)", err=True)
+        if trace.messages.is_empty() and trace.call_only_sessions:
+            # OpenTelemetry spans and gateway activity logs hold calls, not messages
+            typer.echo(
+                f"the inputs hold call records only ({trace.calls.height} calls): see them "
+                "with `mcptrace stats` or `mcptrace convert ... --table calls -o calls.csv`",
+                err=True,
+            )
     raise typer.Exit(report_input_errors(trace))
 
 

@@ -18,18 +18,26 @@ calls table's schema). Sessions known only from such records are listed by
 ``Trace.call_only_sessions``: message and transport rules cannot judge them.
 
 A span is an MCP span when it has ``mcp.method.name`` (the OpenTelemetry MCP
-semantic conventions, and Sentry's MCP instrumentation), else Sentry's
-``mcp.tool.name`` / ``mcp.prompt.name`` / ``mcp.resource.uri``, else a name of the
-form ``{method} {target}`` whose method is an MCP method (``tools/call
-get_weather``). Other spans (HTTP, database, GenAI model calls) are skipped and
-counted in a note; so are notification spans, which are not calls.
+semantic conventions, Sentry's MCP instrumentation, the official SDKs' own spans),
+else Sentry's ``mcp.tool.name`` / ``mcp.prompt.name`` / ``mcp.resource.uri``, else
+``rpc.method`` naming an MCP method with ``rpc.system`` (or ``rpc.system.name``)
+``jsonrpc`` (Logfire), else, in OpenLLMetry's ``opentelemetry.instrumentation.mcp``
+scopes, a ``{tool}.tool`` span (``traceloop.span.kind`` tool: a tool call) or a
+``{method}.mcp`` span, else a name of the form ``{method} {target}`` whose method is
+an MCP method (``tools/call get_weather``), also after the prefixes ``MCP send ``
+(the Python SDK's client spans), ``MCP request: `` and ``MCP server handle
+request: `` (Logfire). Other spans (HTTP, database, GenAI model calls) are skipped
+and counted in a note; so are notification spans, which are not calls.
 
 Columns of a record:
 
 * ``session``: ``mcp.session.id`` (or Sentry's ``mcp.session_id``), else the span's
   trace id (a trace groups one operation's calls);
 * ``direction``: ``s2c`` for methods only servers send (``sampling/createMessage``,
-  ``roots/list``, ``elicitation/create``), else ``c2s``;
+  ``roots/list``, ``elicitation/create``); for methods both parties send (``ping``,
+  ``tasks/get``), ``s2c`` when the sending (``CLIENT``) span's service is an MCP
+  server, or the receiving (``SERVER``) span's an MCP client, as that service's spans
+  of one-way methods show; else ``c2s``;
 * ``server`` / ``client``: ``mcp.server.name`` / ``mcp.client.name`` when set, else
   the ``service.name`` of the side that recorded the span (a ``SERVER`` span of a
   ``c2s`` call is recorded by the MCP server; Sentry's ``sentry.op`` ``mcp.server``
@@ -48,10 +56,14 @@ Columns of a record:
   ``request_ts`` / ``response_ts``: the span's start and end (UTC);
   ``latency_ms``: end - start;
 * ``outcome``: ``tool_error`` when ``error.type`` is ``tool_error`` (or Sentry's
-  ``mcp.tool.result.is_error``), ``error`` when ``error.type`` is set or the status
-  is ``ERROR``, else ``ok``; ``error_code`` from ``rpc.response.status_code`` (else
-  ``error.type``, else ``rpc.jsonrpc.error_code``) when it is an integer;
-  ``error_message`` from the status message;
+  ``mcp.tool.result.is_error``), ``cancelled`` when Sentry's ``mcp.request.outcome``
+  says so, ``error`` when ``error.type``, ``rpc.response.status_code`` or
+  ``rpc.jsonrpc.error_code`` is set (Sentry sets only the status code for a caller's
+  mistakes such as -32602) or the status is ``ERROR``, else ``ok``; ``error_code``
+  from ``rpc.response.status_code`` (else ``error.type``, else
+  ``rpc.jsonrpc.error_code``) when it is an integer; ``error_message`` from the status
+  message, else ``rpc.jsonrpc.error_message``, else an ``error.type`` that names an
+  exception type (the C# SDK's, when there is no JSON-RPC code);
 * ``trace_id`` / ``span_id``: the span's ids (hex; base64 ids are converted).
 
 The client's and the server's span of one call are both kept, as two records with
@@ -99,6 +111,17 @@ _TARGET_KEYS = (
     "mcp.prompt.name",
 )
 _CODE_KEYS = ("rpc.response.status_code", "error.type", "rpc.jsonrpc.error_code")
+#: attributes that hold a JSON-RPC error code and nothing else (``error.type`` may also
+#: name an exception type, or be ``_OTHER`` or ``tool_error``)
+_NUMERIC_CODE_KEYS = ("rpc.response.status_code", "rpc.jsonrpc.error_code")
+#: ``error.type`` values that are no error code and say nothing a message would
+_NON_CODE_TYPES = ("_OTHER", "tool_error")
+_BOTH_WAYS = frozenset({"c2s", "s2c"})
+#: the instrumentation scopes of OpenLLMetry's (Traceloop's) MCP package
+_OPENLLMETRY = "opentelemetry.instrumentation.mcp"
+#: what instrumentations put before ``{method} {target}`` in a span's name: the official
+#: Python SDK's client spans, Logfire's client and server spans
+_NAME_PREFIXES = ("MCP send ", "MCP request: ", "MCP server handle request: ")
 #: Sentry's per-kind attributes name the method when ``mcp.method.name`` is missing
 _SENTRY_METHODS = (
     ("mcp.tool.name", "tools/call"),
@@ -248,6 +271,9 @@ def _int_code(value: Any) -> int | None:
 @dataclass
 class _Counts:
     not_mcp: int = 0
+    #: spans of an MCP instrumentation that name no MCP method (a server's span around
+    #: its whole run, a stream writer's)
+    mcp_without_method: int = 0
     notifications: int = 0
     without_session: int = 0
     #: of those, spans without a trace id either
@@ -263,15 +289,19 @@ class _Records:
     """Call records as column lists, plus who recorded each one (for filling names)."""
 
     cols: dict[str, list[Any]] = field(default_factory=dict)
-    #: per record: "server" (recorded by the MCP server), "client", or None
-    recorder: list[str | None] = field(default_factory=list)
+    #: per record: the span's side of the call, "server" (it received the request),
+    #: "client" (it sent it) or None (not known)
+    side: list[str | None] = field(default_factory=list)
     #: per record: the recording service's name
     service: list[str | None] = field(default_factory=list)
+    #: per record, set by :func:`_settle`: "server" (recorded by the MCP server),
+    #: "client" or None
+    recorder: list[str | None] = field(default_factory=list)
 
-    def add(self, recorder: str | None, service: str | None, **values: Any) -> None:
+    def add(self, side: str | None, service: str | None, **values: Any) -> None:
         for k, v in values.items():
             self.cols.setdefault(k, []).append(v)
-        self.recorder.append(recorder)
+        self.side.append(side)
         self.service.append(service)
 
 
@@ -279,8 +309,8 @@ def _list(value: Any) -> list[Any]:
     return value if type(value) is list else []
 
 
-def _spans(request: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(resource attributes, span) of every span of one export request."""
+def _spans(request: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
+    """(resource attributes, scope name, span) of every span of one export request."""
     for rs in _list(_field(request, "resourceSpans", "resource_spans")):
         if type(rs) is not dict:
             continue
@@ -289,9 +319,11 @@ def _spans(request: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, 
         for ss in _list(_field(rs, "scopeSpans", "scope_spans")):
             if type(ss) is not dict:
                 continue
+            scope = ss.get("scope")
+            scope_name = scope.get("name") if type(scope) is dict else None
             for span in _list(ss.get("spans")):
                 if type(span) is dict:
-                    yield res_attrs, span
+                    yield res_attrs, scope_name if type(scope_name) is str else "", span
 
 
 def _directions(method: str) -> frozenset[str]:
@@ -301,19 +333,45 @@ def _directions(method: str) -> frozenset[str]:
     return frozenset(any_revision_directions(method))
 
 
-def _method_target(span: dict[str, Any], attrs: dict[str, Any]) -> tuple[str | None, str | None]:
+def _mcp_method(value: Any) -> str | None:
+    return value if type(value) is str and _directions(value) else None
+
+
+def _openllmetry(name: str, attrs: dict[str, Any]) -> tuple[str | None, Any]:
+    """Method and target of an OpenLLMetry (Traceloop) MCP span: ``{tool}.tool`` for a
+    tool call (``traceloop.span.kind`` tool), ``{method}.mcp`` for the other requests."""
+    if attrs.get("traceloop.span.kind") == "tool" and name.endswith(".tool"):
+        return "tools/call", attrs.get("traceloop.entity.name") or name.removesuffix(".tool")
+    if name.endswith(".mcp"):
+        return _mcp_method(name.removesuffix(".mcp")), None
+    return None, None
+
+
+def _method_target(
+    span: dict[str, Any], attrs: dict[str, Any], scope: str
+) -> tuple[str | None, str | None]:
     method = attrs.get("mcp.method.name")
     target = _first(attrs, _TARGET_KEYS)
     name = span.get("name")
-    words = name.split(None, 1) if type(name) is str else []
+    name = name if type(name) is str else ""
+    for prefix in _NAME_PREFIXES:
+        if name.startswith(prefix):
+            name = name.removeprefix(prefix)
+            break
+    words = name.split(None, 1)
     if type(method) is not str:
         method = None
         for key, m in _SENTRY_METHODS:
             if attrs.get(key) is not None:
                 method = m
                 break
-        if method is None and words and _directions(words[0]):
-            method = words[0]
+        if method is None and attrs.get("rpc.system.name", attrs.get("rpc.system")) == "jsonrpc":
+            method = _mcp_method(attrs.get("rpc.method"))
+        if method is None and scope.startswith(_OPENLLMETRY):
+            method, found = _openllmetry(name, attrs)
+            target = target if target is not None else found
+        if method is None and words:
+            method = _mcp_method(words[0])
     if target is None and method is not None and len(words) == 2 and words[0] == method:
         target = words[1]
     return method, _text(target)
@@ -322,6 +380,7 @@ def _method_target(span: dict[str, Any], attrs: dict[str, Any]) -> tuple[str | N
 def _add_span(
     records: _Records,
     res_attrs: dict[str, Any],
+    scope: str,
     span: dict[str, Any],
     source: str,
     line: int,
@@ -329,9 +388,12 @@ def _add_span(
     default_session: str,
 ) -> None:
     attrs = _attributes(span.get("attributes"))
-    method, target = _method_target(span, attrs)
+    method, target = _method_target(span, attrs, scope)
     if method is None:
-        counts.not_mcp += 1
+        if scope.startswith(_OPENLLMETRY):
+            counts.mcp_without_method += 1
+        else:
+            counts.not_mcp += 1
         return
     if method.startswith("notifications/"):
         counts.notifications += 1
@@ -352,16 +414,6 @@ def _add_span(
     kind = _enum(span.get("kind"), _KINDS, "span_kind_")
     side = kind if kind in ("server", "client") else _SIDES.get(attrs.get("sentry.op") or "")
     service = _text(res_attrs.get("service.name"))
-    recorder = None
-    if side is not None:
-        # the receiver of a c2s request is the MCP server, of an s2c request the client
-        recorder = "server" if (side == "server") == (direction == "c2s") else "client"
-    server = _text(attrs.get("mcp.server.name"))
-    client = _text(attrs.get("mcp.client.name"))
-    if server is None and recorder == "server":
-        server = service
-    if client is None and recorder == "client":
-        client = service
 
     raw_id = _first(attrs, _ID_KEYS)
     if raw_id is None:
@@ -385,30 +437,48 @@ def _add_span(
     code = _enum(status.get("code"), _STATUS, "status_code_")
     message = status.get("message")
     error_type = attrs.get("error.type")
+    # an error code alone marks an error: Sentry sets only rpc.response.status_code for
+    # the caller's mistakes (-32602, ...), with no error.type and no ERROR status
+    numeric = any(attrs.get(key) is not None for key in _NUMERIC_CODE_KEYS)
     if error_type == "tool_error" or attrs.get("mcp.tool.result.is_error") is True:
         outcome = "tool_error"
-    elif error_type is not None or code == "error":
+    elif attrs.get("mcp.request.outcome") == "cancelled":
+        outcome = "cancelled"  # Sentry: the client cancelled the request
+    elif error_type is not None or code == "error" or numeric:
         outcome = "error"
     else:
         outcome = "ok"
     error_code = None
     if outcome == "error":
-        given = [attrs[key] for key in _CODE_KEYS if attrs.get(key) is not None]
-        error_code = next((c for c in map(_int_code, given) if c is not None), None)
-        if given and error_code is None:
+        given = [(key, attrs[key]) for key in _CODE_KEYS if attrs.get(key) is not None]
+        error_code = next((c for _, v in given if (c := _int_code(v)) is not None), None)
+        # unreadable: a code attribute that is no integer, or an integer too big; an
+        # error.type of another kind is an exception type, not a code
+        if error_code is None and any(
+            key in _NUMERIC_CODE_KEYS or type(v) is int or _INT.match(str(v).strip())
+            for key, v in given
+        ):
             counts.unreadable_codes += 1
     error_message = None
     if outcome != "ok":
         error_message = message if type(message) is str and message else None
         if error_message is None:
             error_message = _text(attrs.get("rpc.jsonrpc.error_message"))
+        if (
+            error_message is None
+            and type(error_type) is str
+            and error_type not in _NON_CODE_TYPES
+            and _int_code(error_type) is None
+        ):
+            # an exception type (the C# SDK's System.Threading.Tasks.TaskCanceledException)
+            error_message = error_type
 
     records.add(
-        recorder,
+        side,
         service,
         session=session,
-        server=server,
-        client=client,
+        server=_text(attrs.get("mcp.server.name")),
+        client=_text(attrs.get("mcp.client.name")),
         revision=_text(attrs.get("mcp.protocol.version")),
         direction=direction,
         id=rid,
@@ -437,6 +507,55 @@ def _address(attrs: dict[str, Any]) -> str | None:
         return None
     port = attrs.get("server.port")
     return f"{host}:{port}" if type(port) is int else host
+
+
+def _recorder(side: str | None, direction: str) -> str | None:
+    """Which MCP party recorded a span of that side of a call in that direction: the
+    receiver of a c2s request is the server, of an s2c request the client."""
+    if side is None:
+        return None
+    return "server" if (side == "server") == (direction == "c2s") else "client"
+
+
+def _settle(records: _Records) -> None:
+    """Directions of the methods both parties send (ping, tasks/get): a span a service
+    sends is s2c when that service is an MCP server, as its spans of one-way methods
+    show (the server's own ping is a CLIENT span of the server's service); then who
+    recorded each call, and the names the recording service gives."""
+    cols = records.cols
+    if not cols:
+        return
+    one_way = [_directions(m) != _BOTH_WAYS for m in cols["method"]]
+    servers: set[str] = set()
+    clients: set[str] = set()
+    for fixed, side, service, direction in zip(
+        one_way, records.side, records.service, cols["direction"], strict=True
+    ):
+        if fixed and service is not None:
+            party = _recorder(side, direction)
+            if party == "server":
+                servers.add(service)
+            elif party == "client":
+                clients.add(service)
+    for i, (fixed, side, service) in enumerate(
+        zip(one_way, records.side, records.service, strict=True)
+    ):
+        if fixed or service is None:
+            continue
+        # a service known as one party only sends (CLIENT span) or receives (SERVER)
+        if (side == "client" and service in servers - clients) or (
+            side == "server" and service in clients - servers
+        ):
+            cols["direction"][i] = "s2c"
+    records.recorder = [
+        _recorder(side, direction)
+        for side, direction in zip(records.side, cols["direction"], strict=True)
+    ]
+    for i, (party, service) in enumerate(zip(records.recorder, records.service, strict=True)):
+        if party == "server" and cols["server"][i] is None:
+            cols["server"][i] = service
+        elif party == "client" and cols["client"][i] is None:
+            cols["client"][i] = service
 
 
 def _fill_names(records: _Records) -> None:
@@ -528,8 +647,8 @@ def _load_lines(
         if not _is_export(request):
             rows.add_invalid(lineno, raw, _not_export(request))
             continue
-        for res_attrs, span in _spans(request):
-            _add_span(records, res_attrs, span, ctx.source, lineno, counts, ctx.stem)
+        for res_attrs, scope, span in _spans(request):
+            _add_span(records, res_attrs, scope, span, ctx.source, lineno, counts, ctx.stem)
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
@@ -545,17 +664,24 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         else:
             # one export request (also a JSON Lines file of a single line)
             if _is_export(whole):
-                for res_attrs, span in _spans(whole):
-                    _add_span(records, res_attrs, span, ctx.source, 1, counts, ctx.stem)
+                for res_attrs, scope, span in _spans(whole):
+                    _add_span(records, res_attrs, scope, span, ctx.source, 1, counts, ctx.stem)
             else:
                 first, _ = decode_raw(content.lines[0])
                 rows.add_invalid(1, first, _not_export(whole))
 
+    _settle(records)
     _fill_names(records)
     calls = _frame(records)
     notes: list[str] = []
     if counts.not_mcp:
         notes.append(f"{counts.not_mcp} span(s) without MCP attributes skipped (not MCP)")
+    if counts.mcp_without_method:
+        notes.append(
+            f"{counts.mcp_without_method} span(s) of OpenLLMetry's MCP instrumentation that "
+            "name no MCP method skipped (not calls: a server's span around its run, a "
+            "stream writer's)"
+        )
     if counts.notifications:
         notes.append(
             f"{counts.notifications} MCP notification span(s) skipped: notifications are not calls"
@@ -569,11 +695,11 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     if counts.without_session:
         notes.append(
             f"{counts.without_session} MCP span(s) without mcp.session.id: their session is "
-            "their trace id"
+            "their trace id (one trace per operation, so one MCP session may show as several"
             + (
-                f" ({counts.without_trace} without a trace id either: the file's name)"
+                f"; {counts.without_trace} without a trace id either: the file's name)"
                 if counts.without_trace
-                else ""
+                else ")"
             )
         )
     if counts.unreadable_codes:

@@ -332,7 +332,8 @@ def test_without_session_or_trace_id_the_session_is_the_file(write_lines: WriteL
     assert trace.call_only_sessions == sorted(["spans", TRACE])
     assert (
         "2 MCP span(s) without mcp.session.id: their session is their trace id "
-        "(1 without a trace id either: the file's name)" in trace.sources["note"][0]
+        "(one trace per operation, so one MCP session may show as several; "
+        "1 without a trace id either: the file's name)" in trace.sources["note"][0]
     )
 
 
@@ -491,3 +492,142 @@ def test_times_and_codes_too_big_for_the_table_are_unknown_and_said(
     note = trace.sources["note"].item()
     assert "2 span(s) with a start or end time beyond the year 9999" in note
     assert "1 error code attribute(s) that are not a 64-bit integer" in note
+
+
+# -- what instrumentations write (facts from their sources, named per test) --------------
+
+
+def _scoped(service: str, scope: str, *spans: dict[str, Any]) -> dict[str, Any]:
+    doc = export(service, *spans)
+    doc["resourceSpans"][0]["scopeSpans"][0]["scope"] = {"name": scope, "version": "0.47.0"}
+    return doc
+
+
+def test_an_error_code_alone_is_an_error_and_cancelled_is_cancelled(
+    write_lines: WriteLines,
+) -> None:
+    # Sentry's MCP server integration (outcome.ts): a caller's mistake (-32602, -32002)
+    # sets only rpc.response.status_code, with no error.type and no ERROR status; a
+    # request the client cancelled carries mcp.request.outcome "cancelled"
+    spans = [
+        span("tools/call a", call(rid="1", **{"rpc.response.status_code": "-32602"})),
+        span(
+            "resources/read",
+            call("resources/read", None, "2", **{"rpc.response.status_code": "-32002"}),
+        ),
+        span("tools/call b", call(rid="3", **{"mcp.request.outcome": "cancelled"})),
+        span("tools/call c", call(rid="4")),
+    ]
+    _, calls = load_calls(write_lines, export("srv", *spans))
+    assert calls.select("id", "outcome", "error_code").rows() == [
+        ('"1"', "error", -32602),
+        ('"2"', "error", -32002),
+        ('"3"', "cancelled", None),
+        ('"4"', "ok", None),
+    ]
+
+
+def test_an_exception_type_is_the_error_message_not_an_unreadable_code(
+    write_lines: WriteLines,
+) -> None:
+    # the C# SDK sets error.type to the exception's type when there is no JSON-RPC code,
+    # and _OTHER for an isError result of another method than tools/call
+    cancelled = call(rid="1", **{"error.type": "System.Threading.Tasks.TaskCanceledException"})
+    other = call("prompts/get", None, "2", **{"error.type": "_OTHER"})
+    trace, calls = load_calls(
+        write_lines,
+        export(
+            "agent", span("tools/call a", cancelled, kind=3), span("prompts/get", other, kind=3)
+        ),
+    )
+    assert calls.select("outcome", "error_code", "error_message").rows() == [
+        ("error", None, "System.Threading.Tasks.TaskCanceledException"),
+        ("error", None, None),
+    ]
+    assert "not a 64-bit integer" not in (trace.sources["note"][0] or "")
+
+
+def test_targets_after_a_prefix_and_methods_from_rpc_attributes(write_lines: WriteLines) -> None:
+    # the official Python SDK names its client spans "MCP send {method} {target}" and sets
+    # only mcp.method.name and jsonrpc.request.id; Logfire names them "MCP request:
+    # {method} {target}" with rpc.system jsonrpc and rpc.method, and no mcp.* attribute
+    sdk = span(
+        "MCP send tools/call get_weather",
+        {"mcp.method.name": "tools/call", "jsonrpc.request.id": "1"},
+        kind=3,
+    )
+    logfire = span(
+        "MCP request: tools/call get_alerts",
+        {"rpc.system": "jsonrpc", "rpc.method": "tools/call"},
+        kind=1,
+    )
+    handled = span("MCP server handle request: tools/list", {"rpc.method": "tools/list"}, kind=1)
+    http = span("POST /mcp", {"rpc.system": "jsonrpc", "rpc.method": "POST"}, kind=2)
+    trace, calls = load_calls(write_lines, export("agent", sdk, logfire, handled, http))
+    assert calls.select("method", "target").rows() == [
+        ("tools/call", "get_weather"),
+        ("tools/call", "get_alerts"),
+        ("tools/list", None),
+    ]
+    assert "1 span(s) without MCP attributes skipped (not MCP)" in trace.sources["note"][0]
+
+
+def test_openllmetry_spans(write_lines: WriteLines) -> None:
+    # traceloop's opentelemetry-instrumentation-mcp: "{tool}.tool" spans (traceloop.span.kind
+    # tool) for tool calls, "{method}.mcp" for the other requests; the FastMCP server's
+    # "mcp.server" span and "ResponseStreamWriter" are no calls
+    client = _scoped(
+        "travel-agent",
+        "opentelemetry.instrumentation.mcp.instrumentation",
+        span("tools/list.mcp", {}, kind=1),
+        span(
+            "get_weather.tool",
+            {"traceloop.span.kind": "tool", "traceloop.entity.name": "get_weather"},
+            kind=1,
+        ),
+        span(
+            "get_weather.tool",
+            {"traceloop.span.kind": "tool", "error.type": "tool_error"},
+            kind=1,
+            status={"code": 2, "message": "city not found"},
+        ),
+    )
+    server = _scoped(
+        "weather-mcp",
+        "opentelemetry.instrumentation.mcp.fastmcp_instrumentation",
+        span("mcp.server", {"traceloop.span.kind": "server"}, kind=1),
+        span("ResponseStreamWriter", {"mcp.request.id": "2"}, kind=1),
+    )
+    trace, calls = load_calls(write_lines, client, server)
+    assert calls.select("method", "target", "outcome").rows() == [
+        ("tools/list", None, "ok"),
+        ("tools/call", "get_weather", "ok"),
+        ("tools/call", "get_weather", "tool_error"),
+    ]
+    note = trace.sources["note"][0]
+    assert "2 span(s) of OpenLLMetry's MCP instrumentation that name no MCP method" in note
+    assert "not MCP" not in note
+
+
+def test_a_server_s_own_ping_goes_s2c(write_lines: WriteLines) -> None:
+    # the C# SDK and the Python SDK record every request a party sends as a CLIENT span,
+    # the server's pings too: a CLIENT span of the service that received tools/call is s2c
+    server = export(
+        "WeatherServer",
+        span("tools/call a", call(rid="1"), kind=2, span_id="00000000000000a1"),
+        span("ping", call("ping", None, "9"), kind=3, span_id="00000000000000a2"),
+    )
+    client = export(
+        "TravelAgent",
+        span("tools/call a", call(rid="1"), kind=3, span_id="00000000000000b1"),
+        span("ping", call("ping", None, "9"), kind=2, span_id="00000000000000b2"),
+        span("ping", call("ping", None, "5"), kind=3, span_id="00000000000000b3"),
+    )
+    _, calls = load_calls(write_lines, server, client)
+    assert calls.select("method", "id", "direction", "server", "client").rows() == [
+        ("tools/call", '"1"', "c2s", "WeatherServer", "TravelAgent"),
+        ("ping", '"9"', "s2c", "WeatherServer", "TravelAgent"),
+        ("tools/call", '"1"', "c2s", "WeatherServer", "TravelAgent"),
+        ("ping", '"9"', "s2c", "WeatherServer", "TravelAgent"),
+        ("ping", '"5"', "c2s", "WeatherServer", "TravelAgent"),
+    ]
