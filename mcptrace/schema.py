@@ -374,7 +374,17 @@ SESSIONS = Table(
         Column("duration_s", pl.Float64(), "last_ts - first_ts in seconds"),
         Column("ts_quality", TsQuality, "worst timestamp quality among the session's rows"),
         Column("messages", pl.Int64(), "rows in the session (all kinds)"),
-        Column("requests", pl.Int64(), "request rows"),
+        Column(
+            "requests",
+            pl.Int64(),
+            "request rows (for a session known only from call records: its call records)",
+        ),
+        Column(
+            "calls",
+            pl.Int64(),
+            "rows of the calls table other than orphan responses: requests, answered or not, "
+            "and the call records of formats that log calls rather than messages",
+        ),
         Column("notifications", pl.Int64(), "notification rows"),
         Column("responses", pl.Int64(), "success response rows"),
         Column("errors", pl.Int64(), "error response rows"),

@@ -351,6 +351,7 @@ def build_sessions(
             .cast(pl.Int64)
             .alias("unanswered"),
             (pl.col("outcome") == "orphan").sum().cast(pl.Int64).alias("orphans"),
+            (pl.col("outcome") != "orphan").sum().cast(pl.Int64).alias("calls"),
         )
     )
     sessions = (
@@ -358,7 +359,14 @@ def build_sessions(
         .join(identity.drop("client"), on="session", how="left")
         .with_columns(
             pl.col(
-                "unanswered", "orphans", "notifications", "responses", "errors", "invalid", "other"
+                "unanswered",
+                "orphans",
+                "calls",
+                "notifications",
+                "responses",
+                "errors",
+                "invalid",
+                "other",
             ).fill_null(0),
             duration_s=(pl.col("last_ts") - pl.col("first_ts")).dt.total_microseconds() / 1e6,
             transport=pl.col("transport").fill_null("unknown"),

@@ -73,7 +73,7 @@ def summarize(trace: Trace) -> Summary:
     """Count what the trace holds: per file, per session, per kind, method and outcome."""
     m = trace.messages
     calls = trace.calls
-    sessions = trace.sessions.with_columns(calls=pl.col("requests"))
+    sessions = trace.sessions
     invalid = m.filter(pl.col("kind") == "invalid")
     protocol = m.filter(pl.col("kind").is_in(["request", "notification", "response", "error"]))
     notes: list[str] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 import pytest
-from factories import WriteLines, err, note, rec, req, res, ts
+from factories import SAMPLES, WriteLines, err, note, rec, req, res, ts
 from typer.testing import CliRunner
 
 import mcptrace
@@ -487,3 +487,21 @@ def test_a_records_raw_text_is_the_message_only_when_it_is_the_json_of_msg(
     assert m["kind"].cast(pl.String).to_list() == ["request"] * 4
     problem = "`raw` is not the JSON text of `msg`: the message is read from `msg`"
     assert m["parse_error"].to_list() == [None, problem, problem, problem]
+
+
+def test_sessions_count_every_call_of_the_calls_table() -> None:
+    # formats that log calls rather than messages (Claude Code, OpenTelemetry, mcpproxy)
+    # once showed 0 calls for sessions whose calls table rows were right there
+    trace = mcptrace.load(SAMPLES)
+    counted = (
+        trace.calls.filter(pl.col("outcome") != "orphan")
+        .group_by("session")
+        .agg(pl.len().cast(pl.Int64).alias("expected"))
+    )
+    sessions = trace.sessions.join(counted, on="session", how="left").with_columns(
+        pl.col("expected").fill_null(0)
+    )
+    assert sessions["calls"].to_list() == sessions["expected"].to_list()
+    claude_code = sessions.filter(pl.col("format") == "claude-code")
+    assert claude_code["calls"].sum() > 0
+    assert claude_code["requests"].sum() == 0  # no request rows: the calls are records

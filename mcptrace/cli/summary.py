@@ -94,7 +94,7 @@ def render(s: Summary) -> str:
                     _name(r["client_name"], r["client_version"]),
                     _name(r["server_name"] or r["server"], r["server_version"]),
                     r["messages"],
-                    r["requests"],
+                    r["calls"],
                     r["unanswered"],
                     r["orphans"],
                     duration(r["duration_s"]),
