@@ -35,7 +35,8 @@ them alone are coarse.
 
 The ``claude --debug`` log (``~/.claude/debug/<session id>.txt``) carries the same
 texts for every server, one line each: ``<ISO time> [DEBUG] MCP server "<name>":
-<text>``; lines without a time continue the line above. It is read too (its other
+<text>``; lines without a time continue the line above (a ``Server stderr:`` line's
+continuations are more of the server's stderr). It is read too (its other
 lines are ``log`` rows of session ``claude-code@<tag>``, with no server). Older
 releases wrote ``<time>.txt`` files; that they held a JSON array of the same entries
 is a guess, read as such.
@@ -58,7 +59,8 @@ of Claude Code's ``sessionId`` (else the file name, cut to 8 characters when it 
 a session UUID, as debug logs are named) so that files of different
 Claude Code sessions never share a key. The server is named by the debug line, else
 by the ``mcp-logs-<server>`` folder the file is in. ``Successfully connected to
-<transport> server`` sets the session's transport (stdio, or http for sse/http).
+<transport> server`` (from 2.1.222: ``Successfully connected (transport: <transport>)``)
+sets the session's transport (stdio, or http for sse/http).
 """
 
 from __future__ import annotations
@@ -87,12 +89,21 @@ DESCRIPTION = (
 
 CLIENT = "claude-code"
 
+#: a debug-log line; the console's copy (``claude --debug`` on a terminal) has no time
 _DEBUG_LINE = re.compile(
-    r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) \[(?P<level>[A-Z]+)\] (?P<text>.*)$"
+    r"(?:(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) )?\[(?P<level>[A-Z]+)\] "
+    r"(?P<text>.*)$"
 )
+#: where Claude Code writes its debug logs, and how it names them (the session's UUID)
+_DEBUG_FOLDER = re.compile(r"[/\\]\.claude[/\\]debug[/\\]")
 _MCP_PREFIX = re.compile(r'MCP server "(?P<server>[^"]*)":? ?')
 _START = re.compile(r"Starting connection\b")
-_CONNECTED = re.compile(r"Successfully connected to (?P<transport>[\w-]+(?: \w+)?) server\b")
+#: ``Successfully connected to stdio server in 12ms``; from 2.1.222 ``Successfully
+#: connected (transport: stdio) in 60ms``
+_CONNECTED = re.compile(
+    r"Successfully connected (?:to (?P<transport>[\w-]+(?: \w+)?) server\b"
+    r"|\(transport: (?P<named>[\w-]+)\))"
+)
 _CALLING = re.compile(r"Calling MCP tool: (?P<tool>.+?)\s*$")
 _COMPLETED = re.compile(
     r"Tool '(?P<tool>[^']*)' completed successfully in (?P<dur>[\d.hms ]+?)\s*$"
@@ -134,6 +145,14 @@ def sniff(head: Head) -> int:
     lines = [m for m in map(_DEBUG_LINE.match, head.lines) if m is not None]
     if lines and any(_MCP_PREFIX.match(m["text"]) for m in lines):
         return 85
+    # a debug log may start with dozens of lines about plugins and settings before its
+    # first MCP line: its place and name (the session's UUID) tell it then
+    name = PurePath(head.source).name.removesuffix(".txt")
+    timed = sum(1 for m in lines if m["ts"] is not None)
+    if timed * 2 > len(head.lines) and (
+        _DEBUG_FOLDER.search(head.source) or (_UUID.match(name) and head.source.endswith(".txt"))
+    ):
+        return 80
     return 0
 
 
@@ -204,6 +223,8 @@ class _State:
     error_texts: dict[str, set[str]] = field(default_factory=dict)
     failure_texts: dict[str, set[str]] = field(default_factory=dict)
     last: Envelope | None = None
+    #: the row kind of the latest debug-log line, which its continuation lines share
+    last_kind: str = "log"
     #: lines of completions whose duration is longer than :data:`MAX_DURATION_MS`
     impossible_durations: list[int] = field(default_factory=list)
 
@@ -320,11 +341,15 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             doc, _, mend_note = _json.loads_mending(content.data)
         except _json.JSONDecodeError:
             doc = None
-        entries = (
-            _entries_array(content, doc, folder)
-            if type(doc) is list
-            else _entries_jsonl(content, folder)
-        )
+        if type(doc) is list:
+            entries = _entries_array(content, doc, folder)
+        elif _DEBUG_LINE.match(
+            next(ln for ln in content.lines if ln.strip()).decode("utf-8", "replace")
+        ):
+            # `[DEBUG] MCP server "x": ...`: the console's copy of a debug log
+            entries = _entries_debug(content)
+        else:
+            entries = _entries_jsonl(content, folder)
     elif stripped[:1] == b"{" or not stripped:
         entries = _entries_jsonl(content, folder)
     else:
@@ -399,8 +424,10 @@ def _add(rows: RowBuilder, state: _State, e: _Entry) -> None:
     if e.role == "cont":
         # the next line of a multi-line debug record: same session, same time
         env = state.last or Envelope(session=f"{CLIENT}@{state.default_tag}")
-        rows.add_other(e.line, e.raw, "log", env, text=text)
+        # a server's stderr of several lines goes on after its `Server stderr:` line
+        rows.add_other(e.line, e.raw, state.last_kind, env, text=text)
         return
+    state.last_kind = "log"
     if e.role == "other":
         # a debug-log line about something else than MCP servers: the file's own session
         env = Envelope(ts_text=e.ts, session=f"{CLIENT}@{state.default_tag}")
@@ -415,13 +442,14 @@ def _add(rows: RowBuilder, state: _State, e: _Entry) -> None:
     note = e.note
     if e.is_error and text.startswith(_STDERR):
         rows.add_other(e.line, e.raw, "stderr", env, note, text=text[len(_STDERR) :])
+        state.last_kind = "stderr"
         return
     if e.is_error and state.tool_result(e.server, text.strip()):
         note = "; ".join(filter(None, [note, "a tool's isError result, as Claude Code logs it"]))
     rows.add_other(e.line, e.raw, "log", env, note, text=text)
     m = _CONNECTED.match(text)
     if m is not None:
-        word = m["transport"].lower()
+        word = (m["transport"] or m["named"]).lower()
         state.transports[session] = "stdio" if word == "stdio" else "http"
         return
     m = _CALLING.match(text)

@@ -24,11 +24,14 @@ a continuation (stderr is not written there).
 Sessions: each ``Initializing server...`` (oldest ``mcp.log``: ``Attempting to
 connect to MCP server X...``) starts session ``<server>#<n>``, n = 1, 2, ... per
 server in the file; earlier rows are ``<server>#0``. Rows of different servers
-interleave in ``mcp.log``, so sessions are tracked per server. When a server is
+interleave in ``mcp.log``, so sessions are tracked per server (in the oldest
+``mcp.log``, a line naming its server, ``Connected to MCP server X!`` or ``MCP server
+X disconnected.``, goes to that server; other lines to the latest attempt's). When a server is
 launched again before its previous launch exchanged any message or ended (the
 host sometimes starts two processes within a second, both using id 0), the
 traffic of the two processes cannot be told apart: it all goes to the newer
-session and the file gets a note.
+session and the file gets a note (not in the oldest ``mcp.log``, which logs no
+traffic).
 """
 
 from __future__ import annotations
@@ -75,6 +78,10 @@ _ID = r'(?P<id>"(?:[^"\\]|\\.)*"|\S+)'
 _SUMMARY_METHOD = re.compile(r'method="(?P<method>[^"]*)"(?: id=' + _ID + r")?(?: .*)?$")
 _SUMMARY_REPLY = re.compile(r"id=" + _ID + r" (?P<kind>result|error)\b.*$")
 _ATTEMPT = re.compile(r"Attempting to connect to MCP server (?P<server>.+?)\.\.\.$")
+#: oldest mcp.log lines that name their server (launches of several interleave)
+_NAMED = re.compile(
+    r"Connected to MCP server (?P<server>.+?)!$|MCP server (?P<gone>.+?) disconnected\."
+)
 _DUMP_END = re.compile(r"\}(?: %o)?\s*$")
 _FILE_SERVER = re.compile(r"mcp-server-(?P<name>.+?)(?:\.log)?(?:\.\d+)?$")
 _MARKERS = re.compile(
@@ -145,12 +152,14 @@ class _Sessions:
             return self.default
         return self.current.get(server) or f"{server}#0"
 
-    def start(self, server: str, lineno: int) -> str:
+    def start(self, server: str, lineno: int, *, messages_here: bool = True) -> str:
+        """A new session of ``server``. ``messages_here``: the file logs the traffic (the
+        oldest mcp.log does not, so a launch there never looks as if it exchanged any)."""
         previous = self.current.get(server)
         n = self.count.get(server, 0) + 1
         key = f"{server}#{n}"
         overlap = previous not in self.exchanged and previous not in self.ended
-        if previous is not None and overlap:
+        if previous is not None and overlap and messages_here:
             self.notes.append(
                 f"server {server!r} was launched again at line {lineno} before the launch at "
                 f"line {self.started_at[server]} exchanged any message (overlapping launches): "
@@ -243,9 +252,15 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             server = a
         if b is None and first:
             attempt = _ATTEMPT.match(msg)
+            named = _NAMED.match(msg) if attempt is None else None
             if attempt is not None:
                 server = old_server = attempt["server"]
-                sessions.start(server, lineno)
+                sessions.start(server, lineno, messages_here=False)
+            elif named is not None:
+                # several servers launch at once: the line's own server, not the latest
+                server = named["server"] or named["gone"]
+                if named["gone"] is not None:
+                    sessions.ended.add(sessions.key(server))
         elif server is not None and msg.startswith("Initializing server"):
             sessions.start(server, lineno)
         if server is None:

@@ -296,3 +296,65 @@ def test_an_impossibly_long_duration_is_unknown_latency_and_said(tmp_path: Path)
     assert calls[1][2] == 3000.0
     note = trace.sources["note"].item()
     assert "1 call(s) logged with an impossibly long duration (line 2)" in note
+
+
+def test_the_newer_connected_wording_sets_the_transport(tmp_path: Path) -> None:
+    # from 2.1.222: "Successfully connected (transport: stdio) in 60ms"
+    path = server_log(
+        tmp_path,
+        [
+            entry("Starting connection with timeout of 30000ms"),
+            entry("Successfully connected (transport: http) in 14ms", 14),
+        ],
+    )
+    trace = mcptrace.load(path)
+    assert trace.sessions["transport"].cast(pl.String).to_list() == ["http"]
+
+
+def test_a_servers_stderr_of_several_lines_stays_stderr(tmp_path: Path) -> None:
+    # anthropics/claude-code#30147: the server's stderr lines after the first have no time
+    path = tmp_path / "0b8e41d2-5a7c-4f09-9d3e-71c2a4e6f810.txt"
+    path.write_text(
+        '2026-03-03T18:44:15.100Z [DEBUG] MCP server "meterian": Starting connection\n'
+        '2026-03-03T18:44:15.900Z [ERROR] MCP server "meterian" Server stderr: booting...\n'
+        "[MCP SERVER] ready\n"
+        "18:44:16 MCP - stdin end\n"
+        '2026-03-03T18:44:17.000Z [DEBUG] MCP server "meterian": Connection closed\n'
+        "  at a continuation of a debug line\n"
+    )
+    m = mcptrace.load(path).messages
+    assert kinds(m) == ["log", "stderr", "stderr", "stderr", "log", "log"]
+    assert m["message"][2] == "[MCP SERVER] ready"
+    assert set(m["session"].to_list()) == {"meterian#1@0b8e41d2"}
+
+
+def test_the_console_copy_of_a_debug_log_has_no_times(tmp_path: Path) -> None:
+    # `claude --debug` on a terminal (anthropics/claude-code#1611, 2025-07)
+    path = tmp_path / "console.txt"
+    path.write_text(
+        '[DEBUG] MCP server "firecrawl": Connection failed: Error: timed out after 30000ms\n'
+        "    at Timeout._onTimeout (cli.js:1383:5751)\n"
+        '[DEBUG] MCP server "github": Starting connection with timeout of 30000ms\n'
+    )
+    trace = mcptrace.load(path)
+    assert trace.sources["format"].to_list() == ["claude-code"]
+    m = trace.messages
+    assert kinds(m) == ["log", "log", "log"]
+    assert m["server"].to_list() == ["firecrawl", "firecrawl", "github"]
+    assert m["ts"].null_count() == 3
+
+
+def test_a_debug_log_is_known_by_its_place_before_its_first_mcp_line(tmp_path: Path) -> None:
+    # real 2.1 debug logs start with many lines about plugins and API requests
+    lines = [f"2026-06-21T15:17:{i:02d}.000Z [DEBUG] Loading plugin {i}" for i in range(30)]
+    lines.append('2026-06-21T15:18:00.000Z [DEBUG] MCP server "notes": Starting connection')
+    text = "\n".join(lines) + "\n"
+    folder = tmp_path / ".claude" / "debug"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text(text)
+    (tmp_path / "9d1f0c4e-2b7a-4c55-8e0f-3a6b5c4d2e1f.txt").write_text(text)
+    (tmp_path / "other.txt").write_text(text)
+    for path in (folder / "notes.txt", tmp_path / "9d1f0c4e-2b7a-4c55-8e0f-3a6b5c4d2e1f.txt"):
+        assert mcptrace.load(path).messages["server"][-1] == "notes"
+    with pytest.raises(mcptrace.errors.CaptureError):
+        mcptrace.load(tmp_path / "other.txt")  # the grammar alone is too common to claim

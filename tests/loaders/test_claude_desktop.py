@@ -248,6 +248,37 @@ def test_both_field_orders_and_the_oldest_mcp_log(write_lines: WriteLines) -> No
     assert m["message"][2] == "Error in MCP connection to server weather: boom"
 
 
+def test_oldest_mcp_log_lines_name_their_own_server(write_lines: WriteLines) -> None:
+    # Claude Desktop 2024-11/12 (modelcontextprotocol/servers#106, #405): the launches
+    # of all servers interleave, and this file logs no messages, so a relaunch days
+    # later (the app restarted) is no overlap
+    path = write_lines(
+        [
+            "2024-11-28T09:27:43.719Z [info] Attempting to connect to MCP server neo4j...",
+            "2024-11-28T09:27:43.720Z [info] Attempting to connect to MCP server memory...",
+            "2024-11-28T09:27:43.731Z [info] Connected to MCP server neo4j!",
+            "2024-11-28T09:27:43.734Z [info] Connected to MCP server memory!",
+            "2024-11-28T09:30:00.000Z [info] MCP server neo4j disconnected. For "
+            "troubleshooting guidance, please visit our [debugging documentation]"
+            "(https://modelcontextprotocol.io/docs/tools/debugging)",
+            "2024-11-30T08:00:00.000Z [info] Attempting to connect to MCP server memory...",
+        ],
+        "mcp.log",
+    )
+    trace = _load(path)
+    m = trace.messages
+    assert m["server"].to_list() == ["neo4j", "memory", "neo4j", "memory", "neo4j", "memory"]
+    assert m["session"].to_list() == [
+        "neo4j#1",
+        "memory#1",
+        "neo4j#1",
+        "memory#1",
+        "neo4j#1",
+        "memory#2",
+    ]
+    assert trace.sources["note"][0] is None
+
+
 def test_levels_are_recognised_by_value_not_position(write_lines: WriteLines) -> None:
     # the first line fixes the order; a server literally named "debug" stays a server
     path = write_lines(
