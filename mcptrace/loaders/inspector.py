@@ -24,7 +24,8 @@ the response) is kept as a warning in ``parse_error``.
 
 One file is one session (the Inspector clears its log on disconnect), keyed by
 the file name; the server is taken from an Inspector download name
-(``inspector-protocol-<server>-<time>.json``) when the file still has it. The
+(``inspector-protocol-<server>-<time>.json``; ``inspector-history-...`` from about
+2026-05 to 2026-07) when the file still has it. The
 transport is not recorded. The Inspector keeps the latest 1,000 entries only,
 so an export of 1,000 entries, or one that does not start with ``initialize``,
 is marked truncated.
@@ -70,7 +71,7 @@ _PRETTY = re.compile(rb'^(?:  \{\r?$|    "response": )', re.MULTILINE)
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},]|[^\s\[\]{},"]+', re.DOTALL)
 _OPEN, _CLOSE, _COMMA = frozenset(b"[{"), frozenset(b"]}"), ord(",")
 _DOWNLOAD_NAME = re.compile(
-    r"^inspector-protocol(?:-pinned|-unpinned)?-(?P<server>.+)"
+    r"^inspector-(?:protocol|history)(?:-pinned|-unpinned)?-(?P<server>.+)"
     r"-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d(?:\.\d+)?Z$"
 )
 

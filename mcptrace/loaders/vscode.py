@@ -8,11 +8,18 @@ Every record starts with a local wall-clock time (no zone) and a level::
 
 ``[editor -> server]`` is c2s and ``[server -> editor]`` s2c (VS Code 1.99:
 ``[Client Says]`` / ``[Server Says]``); they are only written when the channel
-is at Debug or Trace (or the server runs in dev mode). ``[server stderr]`` lines
-are the server's stderr, one per line. ``Failed to parse message: "<line>"`` is
-a stdout line that is not JSON: an invalid row holding the unquoted line.
-Everything else is a ``log`` row; lines without a timestamp continue the record
-above them.
+is at Debug or Trace (or the server runs in dev mode). VS Code writes a message
+there only once it has parsed it, so one whose text is not JSON is a log line cut
+or damaged (an invalid row that says so, not the server's fault). ``[server
+stderr]`` lines are the server's stderr, one per line. ``Failed to parse message:
+"<line>"`` is text the server sent that is not JSON (a stdout line of a stdio
+server): an invalid row holding the unquoted line. Everything else is a ``log``
+row; lines without a timestamp continue the record above them.
+
+Transport: ``http`` when the log shows VS Code reaching the server over HTTP
+(``405 status sending message to http://...``, ``Error sending message to http...``,
+``Fetching http... with options``, ``Error reading from async stream``, ``Populated
+auth metadata``), else ``stdio``. A log is one server's channel.
 
 Times are read in ``ctx.tz`` (``--tz``), else as UTC, with quality ``local``.
 Sessions: each ``Starting server <label>`` (not ``Starting server from ...
@@ -54,6 +61,15 @@ _MARKERS = re.compile(
     r"\[(?:editor -> server|server -> editor|Client Says|Server Says|server stderr)\]"
     r"|Connection state: |Starting server |Stopping server |Server command line: "
     r"|Waiting for server to respond|Discovered \d+ tools|Failed to parse message: "
+    r"|Error reading from async stream|\d{3} status sending message to |Populated auth metadata"
+    r"|Server exited before responding|Tool list changed, refreshing tools"
+)
+#: what VS Code logs only for a server it reaches over HTTP (Streamable HTTP or SSE):
+#: its requests, the SSE fallback, the stream it reads, OAuth discovery
+_HTTP = re.compile(
+    rb"\] (?:\d{3} status sending message to https?://|Error sending message to https?://"
+    rb"|Fetching https?://\S+ with options|Error reading from async stream"
+    rb"|Populated auth metadata)"
 )
 _LOG_FILE = re.compile(r"mcpServer\..*\.(?P<name>[^.]+)$")
 
@@ -105,11 +121,12 @@ def _unquote(text: str) -> str:
 
 
 def load(content: Content, ctx: LoadContext) -> LoadResult:
+    http = _HTTP.search(content.data) is not None
     rows = RowBuilder(
         source=ctx.source,
         format=NAME,
         default_session=ctx.stem,
-        transport="stdio",
+        transport="http" if http else "stdio",
         ts_format=_TS_FORMAT,
         ts_quality="local",
         tz=ctx.tz,
@@ -156,7 +173,18 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         traffic = _TRAFFIC.match(msg)
         if traffic is not None:
             env.direction = _DIRECTIONS[traffic["marker"]]
-            rows.add_text(lineno, raw, traffic["body"], env, utf8_problem)
+            body = traffic["body"]
+            try:
+                _json.loads_mending(body)
+            except _json.JSONDecodeError as exc:
+                # VS Code logs a message once parsed: unreadable here, the log was damaged
+                why = _json.describe_error(exc)
+                problem = f"log line cut or damaged: VS Code logs only messages it parsed ({why})"
+                if utf8_problem:
+                    problem = f"{utf8_problem}; {problem}"
+                rows.add_invalid(lineno, raw, problem, env, message=body)
+                continue
+            rows.add_text(lineno, raw, body, env, utf8_problem)
             continue
         stderr = _STDERR.match(msg)
         if stderr is not None:
@@ -169,9 +197,17 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
                 _json.loads(line)
             except _json.JSONDecodeError as exc:
                 why = _json.describe_error(exc)
-                problem = f"the server wrote a line to stdout that is not JSON ({why})"
+                problem = (
+                    f"the server sent text that is not JSON ({why})"
+                    if http
+                    else f"the server wrote a line to stdout that is not JSON ({why})"
+                )
             else:
-                problem = "the server wrote a line to stdout that VS Code could not parse"
+                problem = (
+                    "the server sent a message VS Code could not parse"
+                    if http
+                    else "the server wrote a line to stdout that VS Code could not parse"
+                )
             if utf8_problem:
                 problem = f"{utf8_problem}; {problem}"
             env.direction = "s2c"

@@ -376,8 +376,15 @@ def test_not_json_is_rejected_by_sniff_and_invalid_when_forced(tmp_path: Path) -
     assert trace.sources["truncated"].item() is False
 
 
-def test_server_from_download_name(tmp_path: Path) -> None:
-    name = "inspector-protocol-notes%20server-2025-12-04T09-42-30.118Z.json"
+@pytest.mark.parametrize(
+    "name",
+    [
+        "inspector-protocol-notes%20server-2025-12-04T09-42-30.118Z.json",
+        # the Inspector's name for its downloads from about 2026-05 to 2026-07
+        "inspector-history-pinned-notes%20server-2026-06-01T10-00-42.123Z.json",
+    ],
+)
+def test_server_from_download_name(tmp_path: Path, name: str) -> None:
     path = write_export(tmp_path / name, [initialize()])
     m = mcptrace.load(path).messages
     assert m["server"].unique().to_list() == ["notes server"]

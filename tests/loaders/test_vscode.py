@@ -235,8 +235,9 @@ def test_continuations_blank_stderr_and_bad_json(write_lines: WriteLines) -> Non
     assert m["message"][5] == "Traceback (most recent call last):"
     bad = m.row(6, named=True)
     assert bad["direction"] == "s2c"
-    assert bad["parse_error"].startswith("invalid JSON")
-    assert "char" in bad["parse_error"]
+    # VS Code logs a message once parsed: a marked line that is not JSON was cut in the log
+    assert bad["parse_error"].startswith("log line cut or damaged")
+    assert "invalid JSON" in bad["parse_error"] and "char" in bad["parse_error"]
     assert m["ts"][7] is None
 
 
@@ -275,3 +276,44 @@ def test_label_change_and_preamble(write_lines: WriteLines) -> None:
         "octo#0", "octo#1", "octo#1", "octo#1", "GitHub#1", "octo#2",
     ]  # fmt: skip
     assert m["server"].to_list() == ["octo"] * 4 + ["GitHub", "octo"]
+
+
+def test_a_server_reached_over_http_is_no_stdio_server(write_lines: WriteLines) -> None:
+    # microsoft/vscode#246753 (1.100): the SSE fallback; what VS Code failed to parse came
+    # from the event stream, not from a stdout: no ST001, and no ST002 for a cut line
+    path = write_lines(
+        [
+            "2025-04-16 14:13:05.400 [info] Starting server weather",
+            "2025-04-16 14:13:05.469 [info] 405 status sending message to "
+            "http://localhost:19193/sse, will attempt to fall back to legacy SSE",
+            '2025-04-16 14:13:05.500 [warning] Failed to parse message: "/messages/?session_id=7f"',
+            '2025-04-16 14:13:05.600 [debug] [editor -> server] {"jsonrpc":"2.0","id":1,"meth',
+        ]
+    )
+    trace = _load(path)
+    assert trace.messages["transport"].cast(pl.String).unique().to_list() == ["http"]
+    assert trace.messages["parse_error"][2] == (
+        "the server sent text that is not JSON (invalid JSON: unexpected character, expected "
+        "a JSON value: line 1 column 1 (char 0))"
+    )
+    found = mcptrace.lint(trace)
+    assert set(found["code"].to_list()) == {"JR014"}
+    # on stdio, the same unparsed text is the server's stdout pollution, the cut line not
+    stdio_lines = [ln for i, ln in enumerate(path.read_text().splitlines()) if i != 1]
+    trace = _load(write_lines(stdio_lines, "stdio-server.log"))
+    found = mcptrace.lint(trace)
+    assert found.select("line", "code").rows() == [(2, "ST001"), (3, "JR014")]
+
+
+def test_vscode_s_own_mcp_lines_make_a_log_known(write_lines: WriteLines) -> None:
+    # bitovi/cascade-mcp specs/043-timeout.md: a log holding none of the usual lines
+    path = write_lines(
+        [
+            "2026-01-29 10:30:16.056 [info] Analyzing Figma: 3 screen(s)",
+            "2026-01-29 10:31:11.266 [info] Error reading from async stream, we will "
+            "reconnect: TypeError: terminated",
+        ]
+    )
+    trace = _load(path)
+    assert trace.sources["format"].to_list() == ["vscode"]
+    assert trace.messages["transport"].cast(pl.String).unique().to_list() == ["http"]
