@@ -21,13 +21,14 @@ EXPECTED_FORMAT = {
     "mcp-recorder": "mcp-recorder",
     "mcpproxy-activity": "mcpproxy-activity",
     "claude-code": "claude-code",
+    "cursor": "cursor",
     "har": "har",
     "otel": "otlp",
 }
 #: single JSON documents: one row per entry (or per message of an entry), not per line
 DOCUMENT_FORMATS = {"inspector", "mcpjam", "mcp-recorder", "har", "otlp"}
 #: call-level formats: no handshake, so no revision; their call records account for lines
-CALL_LEVEL_FOLDERS = {"mcpproxy-activity", "claude-code"}
+CALL_LEVEL_FOLDERS = {"mcpproxy-activity", "claude-code", "cursor"}
 
 
 @pytest.mark.parametrize("folder", sorted(EXPECTED_FORMAT))
@@ -59,5 +60,6 @@ def test_whole_sample_folder_keeps_sessions_of_different_files_apart() -> None:
     per_session = trace.messages.group_by("session").agg(pl.col("source").unique())
     shared = per_session.filter(pl.col("source").list.len() > 1)["session"].to_list()
     assert shared == ["docs"]  # only the per-direction stdio pair shares a session, on purpose
-    # + mcpjam 3, mcpspy 2, mcp-recorder 2, mcpproxy-activity 3, claude-code 5; har 3, otel 3
-    assert trace.sessions.height == 16 + 15 + 6
+    # + mcpjam 3, mcpspy 2, mcp-recorder 2, mcpproxy-activity 3, claude-code 5, cursor 4;
+    # har 3, otel 3
+    assert trace.sessions.height == 16 + 19 + 6

@@ -16,6 +16,7 @@ from mcptrace.loaders import (
     chunked,
     claude_code,
     claude_desktop,
+    cursor,
     gateway,
     har,
     inspector,
@@ -43,6 +44,7 @@ FORMATS: dict[str, LoaderModule] = {
     har.NAME: har,
     otlp.NAME: otlp,
     claude_desktop.NAME: claude_desktop,
+    cursor.NAME: cursor,
     vscode.NAME: vscode,
     stdio.NAME: stdio,
 }

@@ -79,7 +79,8 @@ from mcptrace.loaders.base import MAX_DURATION_MS, Head, LoadContext, LoadResult
 from mcptrace.loaders.mcpjam import value_lines
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
-from mcptrace.schema import CALLS, Timestamp
+from mcptrace.loaders.tool_calls import ToolCall as _Call
+from mcptrace.loaders.tool_calls import calls_frame
 
 NAME = "claude-code"
 DESCRIPTION = (
@@ -112,9 +113,6 @@ _FAILED = re.compile(
     r"Tool '(?P<tool>[^']*)' failed after (?P<dur>[\d.hms ]+?): (?P<why>.*)$", re.S
 )
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)")
-#: a code of up to 18 digits fits the table's 64-bit column; a longer one stays in the
-#: error message as written
-_MCP_ERROR = re.compile(r"MCP error (?P<code>-?\d{1,18}): (?P<msg>.*)$", re.S)
 _STDERR = "Server stderr: "
 _FOLDER = re.compile(r"^mcp-logs-(?P<server>.+)$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
@@ -192,22 +190,6 @@ class _Entry:
     #: entry (a log entry of an MCP server), blank, invalid, other (a debug-log line
     #: about something else) or cont (the next line of a multi-line debug record)
     role: str = "entry"
-
-
-@dataclass
-class _Call:
-    session: str
-    server: str | None
-    tool: str
-    request_line: int | None = None
-    request_ts: int | None = None
-    response_line: int | None = None
-    response_ts: int | None = None
-    latency_ms: float | None = None
-    outcome: str = "unanswered"
-    error_code: int | None = None
-    error_message: str | None = None
-    derived_request: bool = False
 
 
 @dataclass
@@ -409,7 +391,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         messages=messages,
         lines=n_lines,
         notes=notes,
-        calls=_calls_frame(state.calls, ctx.source),
+        calls=calls_frame(state.calls, ctx.source, CLIENT),
     )
 
 
@@ -487,40 +469,5 @@ def _add(rows: RowBuilder, state: _State, e: _Entry) -> None:
         if state.tool_result(e.server, why):
             call.outcome = "tool_error"
         else:
-            call.outcome = "error"
-            call.error_message = why
-            code = _MCP_ERROR.search(why)
-            if code is not None:
-                call.error_code = int(code["code"])
-                call.error_message = code["msg"]
+            call.failed(why)
     state.calls.append(call)
-
-
-def _calls_frame(calls: list[_Call], source: str) -> pl.DataFrame:
-    if not calls:
-        return CALLS.empty()
-    calls = sorted(calls, key=lambda c: c.request_line or c.response_line or 0)
-    ts = pl.Series([c.request_ts for c in calls], dtype=pl.Int64)
-    rts = pl.Series([c.response_ts for c in calls], dtype=pl.Int64)
-    df = pl.DataFrame(
-        {
-            "session": [c.session for c in calls],
-            "server": [c.server for c in calls],
-            "client": [CLIENT] * len(calls),
-            "direction": ["c2s"] * len(calls),
-            "method": ["tools/call"] * len(calls),
-            "target": [c.tool for c in calls],
-            "request_source": [source] * len(calls),
-            "request_line": pl.Series([c.request_line for c in calls], dtype=pl.Int64),
-            "request_ts": pl.from_epoch(ts, time_unit="us").dt.replace_time_zone("UTC"),
-            "response_source": [source if c.response_line else None for c in calls],
-            "response_line": pl.Series([c.response_line for c in calls], dtype=pl.Int64),
-            "response_ts": pl.from_epoch(rts, time_unit="us").dt.replace_time_zone("UTC"),
-            "latency_ms": pl.Series([c.latency_ms for c in calls], dtype=pl.Float64),
-            "outcome": [c.outcome for c in calls],
-            "error_code": pl.Series([c.error_code for c in calls], dtype=pl.Int64),
-            "error_message": pl.Series([c.error_message for c in calls], dtype=pl.String),
-            "cancelled": [False] * len(calls),
-        }
-    )
-    return CALLS.conform(df.with_columns(pl.col("request_ts", "response_ts").cast(Timestamp)))
