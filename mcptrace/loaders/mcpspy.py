@@ -29,8 +29,9 @@ keeps ``unknown`` directions, settled later from the method catalogue.
 
 HTTP (``transport_type`` ``http``; ``sse`` is read the same): MCPSpy hooks the
 TLS library inside the client, so ``pid``/``comm`` are the client's; ``host`` is
-the request's ``Host`` header (kept in ``http_headers``, it is the only header
-MCPSpy keeps) and the server label; ``is_request`` true means the message went in
+the request's ``Host`` header and the server label (``http_headers`` and
+``http_method`` stay null: MCPSpy keeps no other header, so the HTTP rules have none
+to judge); ``is_request`` true means the message went in
 the request body (c2s), false or absent that it came back in a response or SSE
 event (s2c). Session key ``<comm>:<pid>-><host>``. Within a pair a second
 ``initialize`` starts ``...#2`` and so on.
@@ -81,15 +82,25 @@ def _kind(o: dict[str, Any]) -> str | None:
     return None
 
 
+def _without_response(messages: pl.DataFrame) -> int:
+    """Requests with no response of the same id in their session."""
+    requests = messages.filter(pl.col("kind") == "request").select("session", "id")
+    answers = messages.filter(pl.col("kind").is_in(["response", "error"])).select("session", "id")
+    return requests.join(answers, on=["session", "id"], how="anti", nulls_equal=False).height
+
+
 def sniff(head: Head) -> int:
     objs = head.json_objects()
     if not objs:
         return 0
     kinds = [_kind(o) for o in objs]
     hits = sum(1 for k in kinds if k is not None)
-    if "mcp" not in kinds and "alert" not in kinds:
-        return 0
-    return 95 if hits == len(objs) else (70 if hits * 2 > len(objs) else 0)
+    mcp = "mcp" in kinds or "alert" in kinds
+    if hits == len(objs):
+        # a capture with --llm writes an event per streamed chunk: dozens of LLM events
+        # may come before the first MCP one, and they are MCPSpy's own too
+        return 95 if mcp else 80
+    return 70 if mcp and hits * 2 > len(objs) else 0
 
 
 @dataclass
@@ -234,16 +245,19 @@ def _envelope(
         env.transport = "http"
         ht = ht if type(ht) is dict else {}
         host = _str(ht.get("host"))
-        headers: dict[str, Any] = {"Host": host} if host else {}
+        headers: dict[str, Any] = {}
         for name in ("headers", "request_headers", "response_headers"):
             extra = ht.get(name, rec.get(name))
             if type(extra) is dict:
                 headers.update(extra)
-        env.http_headers = _json.dumps(headers) if headers else None
+        # MCPSpy keeps the host alone, no header: a row claiming headers would have the
+        # linter judge every header as missing (MCP-Protocol-Version, Accept, ...)
+        if headers:
+            env.http_headers = _json.dumps({"Host": host, **headers} if host else headers)
         env.server = host or None
         is_request = ht.get("is_request") is True
         env.direction = "c2s" if is_request else ("s2c" if ht else "unknown")
-        if is_request:
+        if is_request and headers:
             env.http_method = "POST"
         base = f"{_str(ht.get('comm')) or '?'}:{_int(ht.get('pid')) or '?'}->{host or '?'}"
         env.session = keys.key(base, starts and is_request)
@@ -367,4 +381,11 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         )
     if incomplete_last:
         notes.append("the last event is incomplete (MCPSpy stopped while writing it)")
+    waiting = _without_response(messages)
+    if waiting:
+        notes.append(
+            f"{waiting} request(s) without a response: MCPSpy drops a response that comes "
+            "more than 5 s after its request (its request cache expires), so a slow call "
+            "shows as unanswered"
+        )
     return LoadResult(messages=messages, lines=n_lines, truncated=incomplete_last, notes=notes)

@@ -221,7 +221,8 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             session=session,
             server=server,
             direction="c2s",
-            http_method="POST" if http else None,
+            # no http_method: a cassette keeps no request headers, and a row with a
+            # method is taken to show the headers it was sent with
         )
         req_line = where.get(("interactions", i, "request"), line)
         first_row = len(rows)

@@ -108,8 +108,12 @@ def test_sample_is_detected_from_content_not_name(tmp_path: Path) -> None:
         "c2s", "s2c", "c2s", "c2s", "s2c",
     ]  # fmt: skip
     # the only header MCPSpy keeps is the request's Host; requests are POSTs
-    assert http_rows["http_headers"].unique().to_list() == ['{"Host":"mcp.linear.example"}']
-    assert http_rows["http_method"].to_list() == ["POST", None, "POST", "POST", None]
+    # MCPSpy keeps the host, no header: the rows claim no headers for the HTTP rules to
+    # judge (they would all be "missing"); the host is the server
+    assert http_rows["http_headers"].unique().to_list() == [None]
+    assert http_rows["http_method"].unique().to_list() == [None]
+    assert http_rows["server"].unique().to_list() == ["mcp.linear.example"]
+    assert mcptrace.lint(mcptrace.load(SAMPLE), select=["HT"]).is_empty()
     # Go's RFC 3339 with nanoseconds and a +02:00 offset, to the microsecond in UTC
     assert str(m["ts"][1]) == "2026-03-17 12:02:09.038512+00:00"
     # the message is MCPSpy's `raw` text, the bytes as sent, not its re-encoding
@@ -289,3 +293,32 @@ def test_malformed_lines_are_rows_not_exceptions(tmp_path: Path) -> None:
     src = trace.sources.row(0, named=True)
     assert src["truncated"] is True
     assert "the last event is incomplete" in src["note"]
+
+
+def test_a_capture_starting_with_llm_chunks_is_known(write_lines: WriteLines) -> None:
+    # with --llm MCPSpy writes an event per streamed chunk (pkg/output/jsonl.go): a busy
+    # capture starts with more of them than the head holds
+    chunk = {
+        "session_id": 7,
+        "timestamp": "2026-01-16T09:00:00.000+02:00",
+        "message_type": "stream_chunk",
+        "pid": 4100,
+        "comm": "claude",
+        "host": "api.anthropic.com",
+        "content": "tok",
+    }
+    lines = [orjson.dumps(chunk)] * 30 + [
+        orjson.dumps(up(req(1, "tools/list"), 1.0)),
+        orjson.dumps(down(res(1, {"tools": []}), 1.2)),
+    ]
+    trace = mcptrace.load(write_lines(lines))
+    assert trace.sources["format"].to_list() == ["mcpspy"]
+    assert trace.calls["outcome"].to_list() == ["ok"]
+
+
+def test_requests_left_without_response_are_explained(write_lines: WriteLines) -> None:
+    # MCPSpy drops a response more than 5 s after its request (pkg/mcp/parser.go)
+    path = write_lines([orjson.dumps(up(req(1, "tools/call", {"name": "slow"}), 1.0))])
+    note = mcptrace.load(path, format="mcpspy").sources["note"][0]
+    assert note is not None and "1 request(s) without a response" in note
+    assert "more than 5 s after its request" in note
