@@ -438,3 +438,39 @@ def test_fields_of_the_wrong_type_are_unknown_not_a_crash(write_lines: WriteLine
     assert m["kind"].to_list() == ["request", "response"]
     assert m["transport"].cast(pl.String).to_list() == ["unknown", "unknown"]
     assert trace.calls["outcome"].to_list() == ["ok"]
+
+
+def test_frames_mcpsnoop_cut_are_no_faults_of_the_traffic(write_lines: WriteLines) -> None:
+    # mcpsnoop cuts frames at its capture cap: each cut line is reported once (JR014,
+    # saying so), not again as the request it most likely answered (PR006) or the
+    # response whose request it was (PR003)
+    cut_answer = '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"na'
+    cut_request = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","argu'
+    path = write_lines(
+        [
+            env(1, "c2s", raw=req(1, "tools/list")),
+            env(2, "s2c", text=cut_answer, truncated=True),
+            env(3, "c2s", text=cut_request, truncated=True),
+            env(4, "s2c", raw=res(2, {"content": []})),
+            env(5, "c2s", raw=req(3, "tools/list")),
+            env(6, "s2c", raw=res(3, {"tools": []})),
+        ]
+    )
+    trace = mcptrace.load(path)
+    outcomes = dict(trace.calls.select("id", "outcome").iter_rows())
+    assert outcomes == {"1": "unanswered", "2": "orphan", "3": "ok"}
+    found = mcptrace.lint(trace, revision="2025-11-25", select=["JR014", "PR"])
+    assert found.select("line", "code").rows() == [(2, "JR014"), (3, "JR014")]
+    assert "frame cut by mcpsnoop" in found["message"][0]
+    # the same lines whole but unreadable are faults of the traffic
+    broken = write_lines(
+        [
+            env(1, "c2s", raw=req(1, "tools/list")),
+            env(2, "s2c", text=cut_answer),
+            env(5, "c2s", raw=req(3, "tools/list")),
+            env(6, "s2c", raw=res(3, {"tools": []})),
+        ],
+        "broken.jsonl",
+    )
+    found = mcptrace.lint(mcptrace.load(broken), revision="2025-11-25", select=["PR", "ST"])
+    assert found.select("line", "code").rows() == [(1, "PR006"), (2, "ST001")]

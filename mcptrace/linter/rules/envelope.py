@@ -706,7 +706,12 @@ def invalid_message_line(ctx: LintContext) -> pl.DataFrame:
     That is text that is not JSON (or was cut off), invalid UTF-8, a JSON value that is
     not an object, an object with no `method`, `result` or `error`, an empty batch, or a
     capture record without a message. The reason gives the position of the problem.
-    Non-JSON text on a stdio stream is reported as pollution by ST001/ST002 instead.
+    Non-JSON text on a stdio stream is reported as pollution by ST001/ST002 instead. A
+    line the capture tool itself cut (mcpsnoop's `truncated` frames at its size cap,
+    Claude Desktop's `...[N chars truncated]...`, a log's last line cut while being
+    written, a HAR document cut short) is reported too, its reason saying so: the
+    capture lost that message. Its consequences are not reported again: the request it
+    most likely answered is no PR006, the response to the request it held no PR003.
 
     ## Why is this bad?
     The peer cannot parse such a line either: on stdio it is stream pollution that breaks

@@ -14,6 +14,7 @@ import polars as pl
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.linter.rules.envelope import is_notification_method
+from mcptrace.linter.rules.stdio import cut_by_capture
 
 _KEY = ["session", "direction", "id"]
 #: requests the protocol answers only when they end: never "unanswered"
@@ -194,7 +195,9 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     session, including success responses without an id.
 
     Error responses without an id are left to PR005 (they are allowed for unreadable
-    requests); second responses to one request are PR004.
+    requests); second responses to one request are PR004. A response after a line of the
+    other side that the capture tool cut (see JR014), most likely its request, is not
+    flagged.
 
     ## Why is this bad?
     A response answers exactly one request and carries that request's id. A response with
@@ -220,8 +223,19 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     """
     orphans = _orphans(ctx, duplicate=False)
     no_id = pl.col("id").is_null() | (pl.col("id_type") == "null")
-    bad = orphans.filter(~(no_id & (pl.col("kind") == "error"))).rename(
-        {"response_ordinal": "ordinal"}
+    # the requester sent a line before it that the capture tool cut: its request, likely
+    cut = (
+        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error")
+        .filter(pl.col("kind") == "invalid")
+        .filter(cut_by_capture())
+        .group_by("session", "direction")
+        .agg(_first_cut=pl.col("ordinal").min())
+    )
+    bad = (
+        orphans.join(cut, on=["session", "direction"], how="left", maintain_order="left")
+        .filter(~(pl.col("_first_cut") < pl.col("response_ordinal")).fill_null(False))
+        .filter(~(no_id & (pl.col("kind") == "error")))
+        .rename({"response_ordinal": "ordinal"})
     )
     what = pl.when(pl.col("kind") == "error").then(pl.lit("error")).otherwise(pl.lit("response"))
     message = (
@@ -381,9 +395,24 @@ def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
             "_peer_last",
         )
     )
+    # the last line of the receiver that the capture tool cut: the answer, it may be
+    cut = (
+        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error")
+        .filter(pl.col("kind") == "invalid")
+        .filter(cut_by_capture() & pl.col("session").is_in(calls["session"].unique().implode()))
+        .filter(pl.col("direction") != "unknown")
+        .group_by("session", "direction")
+        .agg(_peer_cut=pl.col("ordinal").max())
+        .select(
+            "session",
+            pl.col("direction").cast(pl.String).replace_strict(_FLIP).alias("_requester"),
+            "_peer_cut",
+        )
+    )
     return (
         calls.with_columns(_requester=pl.col("direction").cast(pl.String))
         .join(peer, on=["session", "_requester"], how="left")
+        .join(cut, on=["session", "_requester"], how="left")
         .with_columns(
             _unordered=pl.col("session").is_in(ctx.unordered_sessions.implode()),
             _peer=pl.col("_requester").replace_strict(_PEER_NAME),
@@ -404,7 +433,9 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
     after them, and that the sender never cancelled.
 
     Requests answered only when they end (`subscriptions/listen`) are not flagged;
-    requests followed by nothing from the receiver are PR007.
+    requests followed by nothing from the receiver are PR007. A request after which the
+    receiver sent a line the capture tool cut (see JR014), most likely its answer, is not
+    flagged.
 
     ## Why is this bad?
     The receiver is alive but lost or ignored the request, and the sender neither got an
@@ -434,7 +465,10 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
     #timeouts in 2026-07-28, where closing the HTTP response stream also cancels).
     """
     rows = _unanswered(ctx).filter(
-        ~pl.col("_unordered") & (pl.col("_peer_last") > pl.col("request_ordinal"))
+        ~pl.col("_unordered")
+        & (pl.col("_peer_last") > pl.col("request_ordinal"))
+        # the receiver sent a line after it that the capture tool cut: its answer, likely
+        & ~(pl.col("_peer_cut") > pl.col("request_ordinal")).fill_null(False)
     )
     message = pl.format(
         "request {} id {} was never answered, although the {} kept sending messages",

@@ -21,10 +21,22 @@ from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
 
 #: loader problems meaning "the wire text is not a JSON-RPC message"
 _NOT_MCP = r"invalid JSON|not a JSON-RPC message|wrote a line to stdout"
+#: loader problems meaning the capture tool cut the line, not the peer: mcpsnoop's
+#: capture cap, Claude Desktop's cut middles, a log stopped while writing its last line,
+#: a VS Code log line damaged
+_CUT_BY_CAPTURE = r"\bcut\b|truncated|incomplete last (?:record|entry|event)"
 #: loader problems that are the capture's fault, not the peer's
-_CAPTURE_FAULT = r"^(?:capture|mcpsnoop) record|\bcut\b|truncated|incomplete last record"
+_CAPTURE_FAULT = rf"^(?:capture|mcpsnoop) record|{_CUT_BY_CAPTURE}"
 _BAD_UTF8 = "invalid UTF-8"
 _BOM = "byte order mark"
+
+
+def cut_by_capture() -> pl.Expr:
+    """Invalid rows the capture tool cut (see :data:`_CUT_BY_CAPTURE`): what the peer sent
+    was whole, so they say nothing about the traffic."""
+    return (pl.col("kind") == "invalid") & pl.col("parse_error").fill_null("").str.contains(
+        _CUT_BY_CAPTURE
+    )
 
 
 def is_pollution() -> pl.Expr:
