@@ -219,14 +219,12 @@ class LintContext:
     def messages(self) -> pl.DataFrame:
         """The messages table plus ``revision`` (of the session, or --revision) and
         ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
-        ``ts_quality``, ``direction_inferred``, ``unordered``, ``batch_index``) are left out: every
+        ``ts_quality``, ``direction_inferred``, ``unordered``) are left out: every
         filter would carry them along."""
         # per-row lookups, not joins: they keep the table's chunks, so the frame stays
         # aligned (every filter and gather below is much slower over chunks that differ
         # between columns) and needs no rechunk, which would copy ~0.6 GiB at 10^6 messages
-        frame = self.trace.messages.drop(
-            "raw", "ts_quality", "direction_inferred", "unordered", "batch_index"
-        )
+        frame = self.trace.messages.drop("raw", "ts_quality", "direction_inferred", "unordered")
         frame = (
             frame.with_columns(session=self.session_code())
             .with_columns(revision=self._revision_of_session())

@@ -363,6 +363,12 @@ def test_batches(write_lines: WriteLines) -> None:
     assert m["line"].to_list() == [1, 1, 2, 3, 4, 5, 6]
     assert m["batch_index"].to_list() == [0, 1, 0, 1, 0, 1, None]
     assert m["batched"].to_list() == [True] * 6 + [False]
+    # three batches of two, whether on one line or on a line per element
+    found = mcptrace.lint(mcptrace.load(path), revision="2025-11-25", select=["JR010"])
+    assert found["line"].to_list() == [1, 2, 4]
+    assert set(found["message"].to_list()) == {
+        "JSON-RPC batch of 2 message(s); batches were removed in 2025-06-18"
+    }
 
 
 def test_malformed_lines_are_rows_not_exceptions(tmp_path: Path) -> None:

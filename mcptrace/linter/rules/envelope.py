@@ -511,17 +511,28 @@ def error_without_code_or_message(ctx: LintContext) -> pl.DataFrame:
 
 
 def _batches(ctx: LintContext) -> pl.DataFrame:
-    """One row per JSON array line: the first element's ordinal and kind, ``_size``
+    """One row per JSON array (see :func:`batch_elements`): the first element's ordinal, ``_size``
     (elements), ``_requests`` (requests and notifications) and ``_responses``."""
     return ctx.memo("envelope.batches", _build_batches)
 
 
-def _build_batches(ctx: LintContext) -> pl.DataFrame:
-    rows = ctx.messages.select("source", "line", "ordinal", "kind", "batched").filter(
-        pl.col("batched")
-    )
+def batch_elements(ctx: LintContext, *columns: str) -> pl.DataFrame:
+    """The rows of JSON-RPC batches (``columns`` of them), in capture order, with
+    ``_batch``: a number per batch. A batch is the elements of one JSON array: on one
+    line (a raw stream, a capture), or on lines of their own (mcpsnoop writes each
+    element of an HTTP batch as a record), which ``batch_index`` 0 starts."""
     return (
-        rows.group_by("source", "line")
+        ctx.messages.select(*columns, "ordinal", "batch_index", "batched")
+        .filter(pl.col("batched"))
+        .sort("ordinal")
+        .with_columns(_batch=(pl.col("batch_index").fill_null(0) == 0).cum_sum())
+    )
+
+
+def _build_batches(ctx: LintContext) -> pl.DataFrame:
+    rows = batch_elements(ctx, "source", "kind")
+    return (
+        rows.group_by("source", "_batch")
         .agg(
             pl.col("ordinal").min(),
             _size=pl.len(),
@@ -799,18 +810,9 @@ def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
     empty = pl.DataFrame(schema={"ordinal": pl.Int64})
     if not ctx.messages["batched"].any():
         return findings(empty, "")
-    elements = ctx.messages.select(
-        "session",
-        "source",
-        "line",
-        "ordinal",
-        "direction",
-        "kind",
-        "method",
-        "id_type",
-        "parse_error",
-        "batched",
-    ).filter(pl.col("batched"))
+    elements = batch_elements(
+        ctx, "session", "source", "line", "direction", "kind", "method", "id_type", "parse_error"
+    )
     fine = (
         pl.col("parse_error").is_null()
         & pl.col("kind").is_in(["request", "notification"])
@@ -818,7 +820,7 @@ def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
         & ((pl.col("kind") != "request") | pl.col("id_type").is_in(["integer", "string"]))
     )
     batches = (
-        elements.group_by("source", "line")
+        elements.group_by("source", "_batch")
         .agg(
             pl.col("session").first(),
             pl.col("direction").first().cast(pl.String),
