@@ -52,16 +52,13 @@ from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
 from mcptrace.loaders.tool_calls import ToolCall, calls_frame
+from mcptrace.loaders.vscode import LINE, TS_FORMAT, marked_lines
 
 NAME = "cursor"
 DESCRIPTION = "Cursor MCP logs (MCP Logs.log, MCP user-<server>.log): tool calls and stderr"
 
 CLIENT = "cursor"
 
-_LINE = re.compile(
-    r"(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(?P<level>[a-z]+)\](?: (?P<msg>.*))?$"
-)
-_TS_FORMAT = "%Y-%m-%d %H:%M:%S%.3f"
 #: ``user-mysql: `` or ``ysql: ``: the server prefix, before Cursor 2
 _PREFIX = re.compile(r"(?P<prefix>user-[^:\s]+|[\w.-]{4}): ")
 #: what Cursor itself says about a server (its lines, not the server's stderr)
@@ -97,17 +94,13 @@ _PARSE_ERROR = re.compile(
 _FILE = re.compile(r"^(?:MCP |mcp-server-)(?P<id>.+?)(?:\.\d+)?$")
 
 
+def _cursor_line(msg: str) -> bool:
+    prefix = _PREFIX.match(msg)
+    return _MARKERS.match(msg, prefix.end() if prefix else 0) is not None
+
+
 def sniff(head: Head) -> int:
-    hits = markers = 0
-    for line in head.lines:
-        m = _LINE.match(line)
-        if m is None:
-            continue
-        hits += 1
-        msg = m["msg"] or ""
-        prefix = _PREFIX.match(msg)
-        if _MARKERS.match(msg[prefix.end() :] if prefix else msg):
-            markers += 1
+    hits, markers = marked_lines(head, _cursor_line)
     # above the VS Code loader's 90 for the same grammar: these lines are Cursor's own
     return 92 if markers and hits * 2 > len(head.lines) else 0
 
@@ -145,7 +138,7 @@ def _prefixes(lines: list[bytes]) -> dict[str, str]:
     and the four-character ones that end exactly one of them."""
     found: set[str] = set()
     for data in lines:
-        m = _LINE.match(data.decode("utf-8", errors="replace"))
+        m = LINE.match(data.decode("utf-8", errors="replace"))
         msg = m["msg"] or "" if m is not None else ""
         p = _PREFIX.match(msg)
         # a short prefix only before Cursor's own words: "INFO: " may start a stderr line
@@ -165,7 +158,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         format=NAME,
         default_session=ctx.stem,
         transport="stdio",
-        ts_format=_TS_FORMAT,
+        ts_format=TS_FORMAT,
         ts_quality="local",
         tz=ctx.tz,
     )
@@ -180,7 +173,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     record_kind = "log"
     for lineno, data in enumerate(lines, 1):
         raw, utf8_problem = decode_raw(data)
-        m = _LINE.match(raw)
+        m = LINE.match(raw)
         if m is None:
             # a line of a multi-line record (the server's stderr, a stack): part of it
             env = Envelope(

@@ -31,6 +31,7 @@ by the file name (``mcpServer.<collection>.<name>.log``, ``mcp-<name>.log``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
@@ -40,10 +41,11 @@ from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
 NAME = "vscode"
 DESCRIPTION = "VS Code MCP output log (mcpServer.*.log, channel at Debug for traffic)"
 
-_LINE = re.compile(
+#: VS Code's output-log line (Cursor's logs, a fork's, share it)
+LINE = re.compile(
     r"(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(?P<level>[a-z]+)\](?: (?P<msg>.*))?$"
 )
-_TS_FORMAT = "%Y-%m-%d %H:%M:%S%.3f"
+TS_FORMAT = "%Y-%m-%d %H:%M:%S%.3f"
 _TRAFFIC = re.compile(
     r"\[(?P<marker>editor -> server|server -> editor|Client Says|Server Says)\] ?(?P<body>.*)$"
 )
@@ -74,15 +76,20 @@ _HTTP = re.compile(
 _LOG_FILE = re.compile(r"mcpServer\..*\.(?P<name>[^.]+)$")
 
 
-def sniff(head: Head) -> int:
+def marked_lines(head: Head, marked: Callable[[str], bool]) -> tuple[int, int]:
+    """How many head lines are in VS Code's log grammar, and how many of those have a
+    message that is ``marked``."""
     hits = markers = 0
     for line in head.lines:
-        m = _LINE.match(line)
-        if m is None:
-            continue
-        hits += 1
-        if _MARKERS.match(m["msg"] or ""):
-            markers += 1
+        m = LINE.match(line)
+        if m is not None:
+            hits += 1
+            markers += marked(m["msg"] or "")
+    return hits, markers
+
+
+def sniff(head: Head) -> int:
+    hits, markers = marked_lines(head, lambda msg: _MARKERS.match(msg) is not None)
     if markers:
         return 90
     # every VS Code output channel uses this grammar: not enough to claim the file
@@ -127,14 +134,14 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         format=NAME,
         default_session=ctx.stem,
         transport="http" if http else "stdio",
-        ts_format=_TS_FORMAT,
+        ts_format=TS_FORMAT,
         ts_quality="local",
         tz=ctx.tz,
     )
     lines = content.lines
     server = None
     for data in lines:
-        m = _LINE.match(data.decode("utf-8", errors="replace"))
+        m = LINE.match(data.decode("utf-8", errors="replace"))
         if m is not None and (label := _start_label(m["msg"] or "")) is not None:
             server = label
             break
@@ -144,7 +151,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     session = f"{server}#0"
     record: Envelope | None = None  # the latest record, for its continuation lines
     record_kind = "log"
-    line_match = _LINE.match
+    line_match = LINE.match
     for lineno, data in enumerate(lines, 1):
         raw, utf8_problem = decode_raw(data)
         m = line_match(raw)

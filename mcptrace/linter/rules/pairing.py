@@ -378,36 +378,38 @@ def _unanswered(ctx: LintContext) -> pl.DataFrame:
     return ctx.memo("pairing.unanswered", _build_unanswered)
 
 
+def _last_sent(rows: pl.DataFrame, sessions: pl.Series, alias: str) -> pl.DataFrame:
+    """Per session of ``sessions`` and requester (``_requester``, as text): the ordinal
+    (``alias``) of the last of ``rows`` that the other side sent."""
+    return (
+        rows.filter(pl.col("session").is_in(sessions))
+        .filter(pl.col("direction") != "unknown")
+        .group_by("session", "direction")
+        .agg(pl.col("ordinal").max().alias(alias))
+        .select(
+            "session",
+            pl.col("direction").cast(pl.String).replace_strict(_FLIP).alias("_requester"),
+            alias,
+        )
+    )
+
+
 def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
     calls = _issued(ctx).filter(
         (pl.col("outcome") == "unanswered") & ~pl.col("method").is_in(_LONG_LIVED)
     )
+    sessions = calls["session"].unique().implode()
     # the last message of the receiver, only in the sessions that have such calls
-    peer = (
-        ctx.part("protocol", "session", "direction", "ordinal")
-        .filter(pl.col("session").is_in(calls["session"].unique().implode()))
-        .filter(pl.col("direction") != "unknown")
-        .group_by("session", "direction")
-        .agg(_peer_last=pl.col("ordinal").max())
-        .select(
-            "session",
-            pl.col("direction").cast(pl.String).replace_strict(_FLIP).alias("_requester"),
-            "_peer_last",
-        )
+    peer = _last_sent(
+        ctx.part("protocol", "session", "direction", "ordinal"), sessions, "_peer_last"
     )
     # the last line of the receiver that the capture tool cut: the answer, it may be
-    cut = (
-        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error")
-        .filter(pl.col("kind") == "invalid")
-        .filter(cut_by_capture() & pl.col("session").is_in(calls["session"].unique().implode()))
-        .filter(pl.col("direction") != "unknown")
-        .group_by("session", "direction")
-        .agg(_peer_cut=pl.col("ordinal").max())
-        .select(
-            "session",
-            pl.col("direction").cast(pl.String).replace_strict(_FLIP).alias("_requester"),
-            "_peer_cut",
-        )
+    cut = _last_sent(
+        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error").filter(
+            (pl.col("kind") == "invalid") & cut_by_capture()
+        ),
+        sessions,
+        "_peer_cut",
     )
     return (
         calls.with_columns(_requester=pl.col("direction").cast(pl.String))
