@@ -25,7 +25,9 @@ them but call records (:attr:`LoadResult.calls`), in the calls table's schema:
   ``tool_call`` record of the same dispatch, so they are ``log`` rows, not calls.
 * session: ``session_id`` (the MCP transport session between the client and the
   proxy), else ``work_session_id``, else the server; client:
-  ``metadata.client_name``; server ``server_name``; target ``tool_name``.
+  ``metadata.client_name``, except ``mcpproxy`` for the calls mcpproxy's
+  ``code_execution`` made itself (``parent_id`` names that call); server
+  ``server_name``; target ``tool_name``.
 * times: ``timestamp`` is taken when the call completed (``newEvent`` in
   ``internal/runtime/events.go``), so it is the response time; the request time is
   ``timestamp - duration_ms``. ``duration_ms`` is dropped by Go's ``omitempty``
@@ -170,7 +172,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             "error_message",
         )
     }
-    mirrors = 0
+    mirrors = sub_calls = 0
     unknown_status: set[str] = set()
     bad_durations: list[int] = []
     incomplete_last = False
@@ -225,7 +227,12 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         duration = rec.get("duration_ms", 0)
         calls["session"].append(_session(rec, server))
         calls["server"].append(server)
-        calls["client"].append(_str(meta.get("client_name")))
+        if type(rec.get("parent_id")) is str:
+            # a call mcpproxy's code_execution made itself (2026-08): not the agent's
+            sub_calls += 1
+            calls["client"].append(_PROXY)
+        else:
+            calls["client"].append(_str(meta.get("client_name")))
         calls["method"].append(method)
         calls["target"].append(tool)
         calls["request_line"].append(lineno)
@@ -242,6 +249,11 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         calls["error_message"].append(message)
 
     notes: list[str] = []
+    if sub_calls:
+        notes.append(
+            f"{sub_calls} call(s) made by mcpproxy's code_execution (with a `parent_id`): "
+            "their client is mcpproxy, and they ran inside that call"
+        )
     if calls["session"]:
         notes.append(
             f"{len(calls['session'])} call record(s): no protocol messages; request times "

@@ -224,3 +224,27 @@ def test_an_impossible_duration_is_unknown_latency_and_said(write_lines: WriteLi
     assert calls[0][1] is None and calls[0][2] is not None
     note = trace.sources["note"].item()
     assert "2 call record(s) with a negative or impossibly long duration_ms (line 1, 2)" in note
+
+
+def test_calls_made_by_code_execution_are_mcpproxy_s(write_lines: WriteLines) -> None:
+    # mcpproxy-go since 2026-08 (internal/server/mcp_code_execution.go): the tool calls a
+    # code_execution call makes carry `parent_id`; the agent made only code_execution
+    meta = {"client_name": "claude-code", "client_version": "2.1.0"}
+    path = write_lines(
+        [
+            record(
+                "internal_tool_call",
+                server_name=None,
+                tool_name="code_execution",
+                request_id="exec-77",
+                metadata={"internal_tool_name": "code_execution", **meta},
+            ),
+            record(source="internal", tool_name="list_issues", parent_id="exec-77", metadata=meta),
+        ]
+    )
+    trace = mcptrace.load(path)
+    assert trace.calls.select("target", "client").rows() == [
+        ("code_execution", "claude-code"),
+        ("list_issues", "mcpproxy"),
+    ]
+    assert "1 call(s) made by mcpproxy's code_execution" in trace.sources["note"][0]
