@@ -48,6 +48,7 @@ from pathlib import PurePath
 
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.loaders.base import Head, LoadContext, LoadResult
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw
@@ -212,8 +213,8 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
             word = connected["transport"]
             sessions.transports[session] = "stdio" if word == "stdio" else "http"
         elif (calling := _CALLING.match(msg)) is not None:
-            rid = calling["id"]
-            rid = f'"{rid}"' if rid else None  # Cursor's toolCallId, a string
+            # Cursor's toolCallId, a string: kept as JSON text, as every id is
+            rid = _json.dumps(calling["id"]) if calling["id"] else None
             call = ToolCall(session, server, calling["tool"], id=rid, request_line=lineno)
             pending.setdefault((session, call.tool), deque()).append(call)
         elif (ended := _CALLED.match(msg) or _CALL_FAILED.match(msg)) is not None:
