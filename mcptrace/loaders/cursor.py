@@ -250,26 +250,14 @@ def _with_transports(messages: pl.DataFrame, transports: dict[str, str]) -> pl.D
 
 def _timed(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
     """The calls timed by the rows of their lines (their local times read as the rows'
-    are) and their latency: the time between the two lines."""
+    are) and their latency: the time between the two lines. Every line is one row, in
+    line order, so a line's row is found by position."""
     if calls.is_empty():
         return calls
-    times = messages.select("line", "ts")
-    timed = (
-        calls.drop("request_ts", "response_ts")
-        .join(
-            times.rename({"line": "request_line", "ts": "request_ts"}),
-            on="request_line",
-            how="left",
-            maintain_order="left",
-        )
-        .join(
-            times.rename({"line": "response_line", "ts": "response_ts"}),
-            on="response_line",
-            how="left",
-            maintain_order="left",
-        )
-        .with_columns(
-            latency_ms=(pl.col("response_ts") - pl.col("request_ts")).dt.total_microseconds() / 1000
-        )
+    ts = messages["ts"]
+    return calls.with_columns(
+        request_ts=ts.gather(calls["request_line"] - 1),
+        response_ts=ts.gather(calls["response_line"] - 1),
+    ).with_columns(
+        latency_ms=(pl.col("response_ts") - pl.col("request_ts")).dt.total_microseconds() / 1000
     )
-    return timed.select(calls.columns)
