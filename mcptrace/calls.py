@@ -331,6 +331,17 @@ def build_calls(
     latency = (
         (pl.col("response_ts") - pl.col("request_ts")).dt.total_microseconds() / 1000.0
     ).round(3)
+    # A response stamped before its request is no measurement: a capture that stamps
+    # messages when their stream ended (a HAR's SSE events) stamps a server request
+    # after the client's answer to it. Nor is the time of a message whose place the
+    # capture does not record (see messages.unordered).
+    latency = pl.when(latency >= 0).then(latency)
+    placed = messages.filter(pl.col("unordered"))["ordinal"]
+    if not placed.is_empty():
+        placed_side = pl.col("request_ordinal").is_in(placed.implode()) | pl.col(
+            "response_ordinal"
+        ).is_in(placed.implode())
+        latency = pl.when(placed_side.fill_null(False)).then(None).otherwise(latency)
     calls = calls.with_columns(
         outcome=outcome,
         latency_ms=pl.when(in_unordered).then(None).otherwise(latency) if unordered else latency,

@@ -196,8 +196,10 @@ MESSAGES = Table(
         Column(
             "unordered",
             pl.Boolean(),
-            "true when the session was captured as two per-direction streams (stdio files "
-            "x.in/x.out): its order relative to the other direction is unknown",
+            "true when the row's order relative to the other direction is unknown: every row "
+            "of a session captured as two per-direction streams (stdio files x.in/x.out), "
+            "and a HAR's server stream events that mcptrace placed between the messages they "
+            "must follow and precede",
         ),
         Column("transport", Transport, "stdio, http or unknown"),
         Column(
@@ -332,8 +334,9 @@ CALLS = Table(
         Column(
             "latency_ms",
             pl.Float64(),
-            "response_ts - request_ts in milliseconds; null without both timestamps or when they "
-            "come from different clocks",
+            "response_ts - request_ts in milliseconds; null without both timestamps, when they "
+            "come from different clocks, when the response is stamped before the request, or "
+            "when either message is unordered",
         ),
         Column(
             "outcome",

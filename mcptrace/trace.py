@@ -339,6 +339,17 @@ def _load_planned(
     return df
 
 
+def unordered_sessions_of(messages: pl.DataFrame) -> set[str]:
+    """The sessions whose two directions have no common order: every row of them is
+    ``unordered`` (per-direction files, and converted captures of them). A session with
+    only some such rows (a HAR's server stream events placed between bounds) keeps its
+    order: only those rows' places are unknown."""
+    if not messages["unordered"].any():
+        return set()
+    every = messages.group_by("session").agg(pl.col("unordered").all())
+    return set(every.filter(pl.col("unordered"))["session"].drop_nulls().to_list())
+
+
 def _with_ordinals(df: pl.DataFrame, first: int) -> pl.DataFrame:
     """``ordinal`` numbered from ``first``: the file's own ordinals offset when its loader
     set them chunk by chunk (keeping the column chunked like the others, so Polars never
@@ -466,7 +477,7 @@ def load(
     sources = SOURCES.from_columns({c: [r.get(c) for r in source_rows] for c in SOURCES.names})
     # per-direction files, and converted captures of them (their records say so)
     unordered = {p.session for p in plans if p.session is not None}
-    unordered.update(messages.filter(pl.col("unordered"))["session"].unique().to_list())
+    unordered.update(unordered_sessions_of(messages))
     return Trace(
         messages=messages,
         sources=sources,

@@ -64,8 +64,9 @@ def capture_records(messages: pl.DataFrame) -> Iterator[bytes]:
         if row["transport"] != "unknown":
             rec["transport"] = row["transport"]
         if row["unordered"]:
-            # one direction of a per-direction capture: the order across directions,
-            # which this file's line order seems to give, was never captured
+            # one direction of a per-direction capture, or a HAR stream event placed by
+            # mcptrace: the order across directions, which this file's line order seems
+            # to give, was never captured
             rec["unordered"] = True
         text = row["message"] if row["message"] is not None else row["raw"]
         if kind in ("request", "notification", "response", "error"):

@@ -38,6 +38,15 @@ QUANTILES: dict[str, float] = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
 _LATENCY = pl.col("latency_ms")
 
+#: why a call has no latency (see :func:`latency_coverage`), in the words reports use
+REASONS = {
+    "cancelled": "cancelled",
+    "unanswered": "unanswered",
+    "no_timestamps": "without timestamps",
+    "reversed": "with the response stamped before the request",
+    "unordered": "whose order against each other the capture does not record",
+}
+
 
 def latency(
     calls: Trace | pl.DataFrame,
@@ -111,12 +120,14 @@ def latency_coverage(
     Each call without a latency is counted under exactly one reason, the first that
     applies: ``cancelled`` (a ``notifications/cancelled`` named it and no response came),
     ``unanswered`` (no response), ``no_timestamps`` (the request or the response has no
-    capture time), ``unordered`` (both have a time but the capture cannot order the two
-    directions against each other, as with per-direction stdio files, so their clocks
-    are not comparable). ``approximate`` counts calls that *have* a latency computed
-    from wall-clock times (``ts_quality`` local, e.g. VS Code logs, whether read with
-    ``--tz`` or as UTC): the difference is right unless the clock was changed (daylight
-    saving, NTP) between request and response.
+    capture time), ``reversed`` (the response is stamped before the request: a capture
+    that stamps messages when their stream ended, as a HAR does a server request on an
+    SSE stream), ``unordered`` (both have a time but the capture does not order the two
+    against each other: per-direction stdio files, whose clocks are not comparable, or
+    a HAR's server stream event placed by mcptrace). ``approximate`` counts calls that
+    *have* a latency computed from wall-clock times (``ts_quality`` local, e.g. VS Code
+    logs, whether read with ``--tz`` or as UTC): the difference is right unless the clock
+    was changed (daylight saving, NTP) between request and response.
 
     Parameters
     ----------
@@ -132,8 +143,8 @@ def latency_coverage(
     -------
     polars.DataFrame
         Columns ``[*by, count, with_latency, without_latency, cancelled, unanswered,
-        no_timestamps, unordered, approximate, reason]``. ``without_latency`` is the sum
-        of the four reasons; ``approximate`` is null when the messages are not
+        no_timestamps, reversed, unordered, approximate, reason]``. ``without_latency``
+        is the sum of the five reasons; ``approximate`` is null when the messages are not
         available; ``reason`` says it in words ("10 unanswered, 2 cancelled"), null when
         every call has an exact latency. Zero rows when there are no calls.
 
@@ -185,6 +196,8 @@ def latency_coverage(
         .then(pl.lit("unanswered"))
         .when(untimed)
         .then(pl.lit("no_timestamps"))
+        .when(pl.col("response_ts") < pl.col("request_ts"))
+        .then(pl.lit("reversed"))
         .otherwise(pl.lit("unordered"))
     )
     frame, keys = with_keys(frame.with_columns(_reason=reason), by, None)
@@ -196,7 +209,7 @@ def latency_coverage(
         pl.len().cast(pl.Int64).alias("count"),
         _LATENCY.count().cast(pl.Int64).alias("with_latency"),
         _LATENCY.null_count().cast(pl.Int64).alias("without_latency"),
-        *(count_of(n) for n in ("cancelled", "unanswered", "no_timestamps", "unordered")),
+        *(count_of(n) for n in REASONS),
         # null when unknown (no messages), else the count: sum() of all-null gives 0
         pl.when(pl.col("_local").is_null().all())
         .then(None)
@@ -208,18 +221,13 @@ def latency_coverage(
 
 
 def _reason_text() -> pl.Expr:
-    """'10 unanswered, 2 cancelled; 3 approximate (local-time timestamps)' or null."""
+    """'2 cancelled, 10 unanswered; 3 approximate (local-time timestamps)' or null."""
 
     def part(column: str, words: str) -> pl.Expr:
         return pl.when(pl.col(column) > 0).then(pl.format("{} " + words, pl.col(column)))
 
     missing = pl.concat_str(
-        [
-            part("cancelled", "cancelled"),
-            part("unanswered", "unanswered"),
-            part("no_timestamps", "without timestamps"),
-            part("unordered", "in an unordered capture"),
-        ],
+        [part(name, words) for name, words in REASONS.items()],
         separator=", ",
         ignore_nulls=True,
     )

@@ -17,6 +17,7 @@ import typer
 
 from mcptrace import _json, analysis
 from mcptrace.analysis._common import check_every, dimensions
+from mcptrace.analysis.latency import REASONS
 from mcptrace.cli._common import (
     InputFormatOpt,
     SinceOpt,
@@ -158,14 +159,7 @@ def _coverage_note(coverage: pl.DataFrame) -> str | None:
     lines = []
     if r["without_latency"]:
         reasons = ", ".join(
-            f"{r[column]} {words}"
-            for column, words in (
-                ("unanswered", "unanswered"),
-                ("cancelled", "cancelled"),
-                ("no_timestamps", "without timestamps"),
-                ("unordered", "in an unordered capture (per-direction files)"),
-            )
-            if r[column]
+            f"{r[column]} {words}" for column, words in REASONS.items() if r.get(column)
         )
         lines.append(f"{_count(r['without_latency'], 'call')} without latency: {reasons}")
     if r["approximate"]:

@@ -147,7 +147,7 @@ class LintContext:
         """Build the frames every rule reads before rules run side by side (the engine
         runs two at a time): each is then built once, and no rule waits on another's."""
         _ = self.messages, self.calls, self.sessions, self._dense, self._part_masks
-        _ = self.unordered_sessions
+        _ = self.unordered_sessions, self.placed
 
     def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:
         """A frame several rules share, built once per lint run (by the first rule that
@@ -174,6 +174,28 @@ class LintContext:
             pl.Series(sorted(self.trace.unordered_sessions), dtype=pl.String).implode()
         )
         return chosen.arg_true().cast(pl.UInt32).alias("session")
+
+    @cached_property
+    def placed(self) -> pl.Series:
+        """Ordinals of the messages whose place the capture does not record, in sessions
+        that otherwise keep their order: a HAR's server stream events, placed between
+        the messages they must follow and precede (see
+        :mod:`mcptrace.loaders.har_streams`). Usually empty."""
+        messages = self.trace.messages
+        if not messages["unordered"].any():
+            return pl.Series("ordinal", [], dtype=pl.Int64)
+        whole = pl.Series(sorted(self.trace.unordered_sessions), dtype=pl.String)
+        return messages.filter(pl.col("unordered") & ~pl.col("session").is_in(whole.implode()))[
+            "ordinal"
+        ]
+
+    def in_place(self) -> pl.Expr:
+        """True for rows (column ``ordinal``) whose place in the capture is recorded, not
+        chosen by mcptrace (see :attr:`placed`): rules that judge a message by what came
+        before or after it judge only these."""
+        if self.placed.is_empty():
+            return pl.lit(True)  # the usual case: nothing to test per row
+        return ~pl.col("ordinal").is_in(self.placed.implode())
 
     def session_code(self) -> pl.Expr:
         """The code (see :attr:`session_names`) of the session named in ``session``."""

@@ -34,7 +34,7 @@ from mcptrace.loaders import detect, detect_file
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.reader import Content, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
-from mcptrace.trace import Trace, _coalesced, _with_ordinals, load
+from mcptrace.trace import Trace, _coalesced, _with_ordinals, load, unordered_sessions_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -114,7 +114,7 @@ def _share_trace(parts: list[tuple[_Member, pl.DataFrame]]) -> Trace:
             "note": [None] * len(parts),
         }
     )
-    unordered = messages.filter(pl.col("unordered"))["session"].unique().to_list()
+    unordered = unordered_sessions_of(messages)
     return Trace(messages=messages, sources=sources, unordered_sessions=frozenset(unordered))
 
 

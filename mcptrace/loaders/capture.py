@@ -10,8 +10,10 @@ not valid JSON). Recommended: ``ts`` (RFC 3339, UTC), ``dir`` (``c2s`` or ``s2c`
 ``transport`` (``stdio`` or ``http``), ``http`` (``{"method", "status",
 "headers"}``), ``kind`` (``transport`` marks a transport event such as an HTTP 202
 without a body, its description in ``msg``, rather than a line that was not JSON),
-``unordered`` (``true``: the session was captured as two per-direction streams, so
-its order across directions is unknown; written when such a capture is converted).
+``unordered`` (``true``: the message's order against the other direction is unknown:
+every line of a session captured as two per-direction streams, or a HAR's server stream
+event placed by mcptrace; written when such a capture is converted; a session all of
+whose lines say so has no order across directions at all).
 Unknown members are ignored, so the format can grow.
 """
 

@@ -75,7 +75,7 @@ from urllib.parse import urlsplit
 
 from mcptrace import _json
 from mcptrace.loaders.base import MAX_US, NOT_JSON, Head, LoadContext, LoadResult
-from mcptrace.loaders.har_streams import Stream, interleave, normalized_url
+from mcptrace.loaders.har_streams import Stream, interleave, normalized_url, placed_events
 from mcptrace.loaders.reader import Content
 from mcptrace.loaders.rows import Envelope, RowBuilder, decode_raw, json_type
 
@@ -867,6 +867,13 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         )
     truncated = bool(counts.no_body or counts.cut_events or salvaged)
     messages = interleave(rows.frame(), counts.streams)
+    placed = placed_events(messages)
+    if placed:
+        notes.append(
+            f"{placed} server stream event(s) placed where they may have been, between the "
+            "messages they must follow and precede (a HAR keeps no time per event): rules "
+            "that judge order leave them out, and a server request among them has no latency"
+        )
     return LoadResult(messages=messages, lines=n_lines, truncated=truncated, notes=notes)
 
 

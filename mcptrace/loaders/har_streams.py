@@ -22,6 +22,11 @@ the stream's own order:
 
 Where the bounds disagree (a server that answered out of the order the requests came
 in), the event stays after the ones before it in the stream and after its request.
+Where they leave a choice (every event but an opening one and an HTTP+SSE response),
+the place chosen is one the event may have had, not one it is known to have had: such
+events are marked ``unordered``, and rules that judge order (a resource update after
+its unsubscribe, a log below the level set meanwhile) leave them out, as calls leave
+out their latency.
 
 The session of an HTTP+SSE transport spans the stream and the ``POST`` requests to the
 URL its ``endpoint`` event announced: the HAR loader keys them all by that URL (the
@@ -243,6 +248,9 @@ def interleave(frame: pl.DataFrame, streams: list[Stream]) -> pl.DataFrame:
     ex = _Exchanges(rows, streams)
     after = list(range(n))  # the row each row is placed after (itself when unmoved)
     untimed = [False] * n
+    # events whose bounds left a choice of place: their order against the client's
+    # messages is not known (``unordered``), and rules that judge order leave them out
+    chosen = [False] * n
     for s in streams:
         low, high = _bounds(s, rows, ex)
         # no event before an earlier one of the stream, each as late as the later ones
@@ -263,8 +271,9 @@ def interleave(frame: pl.DataFrame, streams: list[Stream]) -> pl.DataFrame:
             placed = max(placed, lo if hi == _UNBOUNDED else max(lo, hi))
             after[r] = placed
             untimed[r] = s.http_sse
+            chosen[r] = lo < hi
     order = sorted(range(n), key=lambda r: (after[r], rows.moved[r], r))
-    if order == list(range(n)) and not any(untimed):
+    if order == list(range(n)) and not any(untimed) and not any(chosen):
         return frame
     no_time = pl.Series([untimed[r] for r in order])
     return frame[order].with_columns(
@@ -273,4 +282,10 @@ def interleave(frame: pl.DataFrame, streams: list[Stream]) -> pl.DataFrame:
         .then(pl.lit("none"))
         .otherwise(pl.col("ts_quality"))
         .cast(frame.schema["ts_quality"]),
+        unordered=pl.col("unordered") | pl.Series([chosen[r] for r in order]),
     )
+
+
+def placed_events(frame: pl.DataFrame) -> int:
+    """How many rows of a HAR's frame :func:`interleave` placed between bounds."""
+    return int(frame["unordered"].sum())

@@ -98,7 +98,7 @@ def test_coverage_note_and_input_errors(tmp_path: Path, capture_file: Any) -> No
     )
     result = runner.invoke(app, ["stats", str(path), str(tmp_path / "missing.jsonl")])
     assert result.exit_code == 2
-    assert "12 calls without latency: 10 unanswered, 2 cancelled" in result.stdout
+    assert "12 calls without latency: 2 cancelled, 10 unanswered" in result.stdout
     assert "Error rate: 85.7% of 14 calls" in result.stdout
     assert "missing.jsonl" in result.stderr
 

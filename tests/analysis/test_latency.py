@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import statistics
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import polars as pl
 import pytest
 from factories import SAMPLES
@@ -194,6 +196,7 @@ def test_coverage_reasons(make_trace: MakeTrace) -> None:
         "cancelled": 1,
         "unanswered": 2,
         "no_timestamps": 0,
+        "reversed": 0,
         "unordered": 0,
         "approximate": 0,
         "reason": "1 cancelled, 2 unanswered",
@@ -228,7 +231,36 @@ def test_unordered_capture_reason() -> None:
     row = latency_coverage(calls).row(0, named=True)
     assert row["unordered"] == 1 and row["with_latency"] == 1
     assert row["approximate"] is None  # no messages: unknown
-    assert row["reason"] == "1 in an unordered capture"
+    assert row["reason"] == "1 whose order against each other the capture does not record"
+
+
+def test_reversed_stamps_and_unordered_messages_give_no_latency(tmp_path: Path) -> None:
+    # call 1's response is stamped before its request (a clock that stepped back, or a
+    # HAR stamping a stream's events with its end); call 2's response has a place the
+    # capture does not record; call 3 is measured
+    def line(ts: str, direction: str, msg: dict[str, Any], **extra: Any) -> bytes:
+        record = {"ts": f"2026-08-01T10:00:{ts}Z", "dir": direction, "session": "s", "msg": msg}
+        return orjson.dumps({**record, **extra}) + b"\n"
+
+    ping = {"jsonrpc": "2.0", "method": "ping"}
+    path = tmp_path / "capture.jsonl"
+    path.write_bytes(
+        line("05", "c2s", {**ping, "id": 1})
+        + line("04", "s2c", {"jsonrpc": "2.0", "id": 1, "result": {}})
+        + line("06", "c2s", {**ping, "id": 2})
+        + line("07", "s2c", {"jsonrpc": "2.0", "id": 2, "result": {}}, unordered=True)
+        + line("08", "c2s", {**ping, "id": 3})
+        + line("08.250", "s2c", {"jsonrpc": "2.0", "id": 3, "result": {}})
+    )
+    trace = mcptrace.load(path)
+    assert trace.unordered_sessions == frozenset()
+    assert trace.calls["latency_ms"].to_list() == [None, None, 250.0]
+    row = latency_coverage(trace).row(0, named=True)
+    assert (row["reversed"], row["unordered"], row["with_latency"]) == (1, 1, 1)
+    assert row["reason"] == (
+        "1 with the response stamped before the request, "
+        "1 whose order against each other the capture does not record"
+    )
 
 
 def test_stdio_pair_has_no_latency() -> None:

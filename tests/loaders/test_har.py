@@ -18,6 +18,7 @@ from mcptrace.loaders import FORMATS, detect, har
 from mcptrace.loaders.base import NOT_JSON, Head, make_head
 from mcptrace.loaders.reader import read_content
 from mcptrace.schema import CALLS, MESSAGES, SESSIONS
+from mcptrace.writers import capture_records
 
 LEGACY = SAMPLES / "har" / "streamable-http-2025-11-25.har"
 MODERN = SAMPLES / "har" / "streamable-http-2026-07-28.har"
@@ -117,7 +118,12 @@ def test_legacy_sample_is_detected_from_content_not_name(tmp_path: Path) -> None
         20,
         0,
     )
-    assert src["note"] == "3 entries without JSON-RPC (not MCP) skipped"
+    assert src["note"] == (
+        "3 entries without JSON-RPC (not MCP) skipped; 1 server stream event(s) placed "
+        "where they may have been, between the messages they must follow and precede (a "
+        "HAR keeps no time per event): rules that judge order leave them out, and a server "
+        "request among them has no latency"
+    )
     assert not src["truncated"]
     assert kinds(m) == [
         "request", "response",  # initialize
@@ -132,6 +138,9 @@ def test_legacy_sample_is_detected_from_content_not_name(tmp_path: Path) -> None
         "transport", "notification", "transport",
     ]  # fmt: skip
     assert directions(m)[:4] == ["c2s", "s2c", "c2s", "s2c"]
+    # only the list_changed's place is chosen: the priming event opens the stream
+    assert m.filter(pl.col("unordered"))["method"].to_list() == ["notifications/tools/list_changed"]
+    assert trace.unordered_sessions == frozenset()
     assert m["transport"].cast(pl.String).unique().to_list() == ["http"]
     # the initialize request has no session header yet: its response issues the id
     assert m["session"].unique().to_list() == ["c9a1f3e2-5b7d-4e8a-9f10-2d3c4b5a6e7f"]
@@ -680,6 +689,104 @@ def test_streamable_get_stream_events_are_placed_among_the_exchanges(tmp_path: P
     ].unique().to_list() == [datetime(2024, 12, 2, 10, 0, 9, tzinfo=UTC)]
     trace = mcptrace.load(tmp_path / "capture.har")
     assert mcptrace.lint(trace, select=["CP", "PG", "PR", "CN"]).is_empty()
+
+
+def _stream_after_unsubscribe() -> list[dict[str, Any]]:
+    """A session whose GET stream carries a resource update and an info log, sent (the
+    HAR cannot say when) while the client subscribed to the resource at debug level and
+    then unsubscribed and raised the level to warning; and a server ping on the stream."""
+    session = {"Mcp-Session-Id": "s-2"}
+    stream = "".join(
+        f"data: {orjson.dumps(m).decode()}\n\n"
+        for m in [
+            note("notifications/resources/updated", {"uri": "file:///a"}),
+            note("notifications/message", {"level": "info", "data": "reindexed"}),
+            req("srv-1", "ping"),
+        ]
+    )
+    capabilities = {"resources": {"subscribe": True}, "logging": {}}
+    result = initialize_result("2025-11-25", capabilities=capabilities)
+    return [
+        exchange(initialize("2025-11-25"), response=result, resp_headers=session,
+                 started=STARTS[0]),
+        exchange(note("notifications/initialized"), status=202, headers=session, started=STARTS[1]),
+        exchange(method="GET", headers=session, response=stream, mime="text/event-stream",
+                 started=STARTS[2], time=6000),  # ends at 10:00:08
+        exchange(req(1, "resources/subscribe", {"uri": "file:///a"}), response=res(1),
+                 headers=session, started=STARTS[3]),
+        exchange(req(2, "logging/setLevel", {"level": "debug"}), response=res(2),
+                 headers=session, started=STARTS[4]),
+        exchange(req(3, "resources/unsubscribe", {"uri": "file:///a"}), response=res(3),
+                 headers=session, started=STARTS[5]),
+        exchange(req(4, "logging/setLevel", {"level": "warning"}), response=res(4),
+                 headers=session, started=STARTS[6]),
+        exchange(res("srv-1"), status=202, headers=session, started=STARTS[7]),
+    ]  # fmt: skip
+
+
+def test_stream_events_placed_between_bounds_are_not_judged_by_order(tmp_path: Path) -> None:
+    # placed as late as the stream allows, the update and the log would come after the
+    # unsubscribe and the warning level: whether they did, the HAR cannot say
+    trace = load(tmp_path, _stream_after_unsubscribe())
+    m = trace.messages
+    placed = m.filter(pl.col("unordered"))
+    assert placed["method"].to_list() == [
+        "notifications/resources/updated",
+        "notifications/message",
+        "ping",
+    ]
+    assert trace.unordered_sessions == frozenset()  # the rest of the session keeps its order
+    assert mcptrace.lint(trace).filter(pl.col("code").is_in(["CP008", "LG003"])).is_empty()
+    # the same messages in that order in a capture that records it are judged
+    records = [
+        {"session": "s", "dir": row["direction"], "msg": orjson.loads(row["message"])}
+        for row in m.filter(pl.col("kind").is_in(["request", "response", "notification"]))
+        .select(pl.col("direction").cast(pl.String), "message")
+        .to_dicts()
+    ]
+    path = tmp_path / "ordered.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    found = mcptrace.lint(mcptrace.load(path))
+    assert sorted(found.filter(pl.col("code").is_in(["CP008", "LG003"]))["code"]) == [
+        "CP008",
+        "LG003",
+    ]
+    # the server's ping: its place is chosen and its time is the stream's end, after
+    # the client's answer: no latency, and the reason is said
+    ping = trace.calls.filter(pl.col("method") == "ping").row(0, named=True)
+    assert ping["response_ts"] < ping["request_ts"] and ping["latency_ms"] is None
+    coverage = mcptrace.analysis.latency_coverage(trace, by="method")
+    assert coverage.filter(pl.col("method") == "ping")["reversed"].item() == 1
+    # a capture written from the HAR keeps which places were chosen
+    out = tmp_path / "converted.jsonl"
+    out.write_bytes(b"".join(line + b"\n" for line in capture_records(m)))
+    again = mcptrace.load(out)
+    assert again.messages["unordered"].to_list() == m["unordered"].to_list()
+    assert again.unordered_sessions == frozenset()
+    assert mcptrace.lint(again).filter(pl.col("code").is_in(["CP008", "LG003"])).is_empty()
+
+
+def test_a_server_request_stamped_after_its_answer_has_no_latency(tmp_path: Path) -> None:
+    # a tool call's SSE response carries the server's roots/list; the HAR stamps every
+    # event with the stream's end, after the client POSTed its answer
+    session = {"Mcp-Session-Id": "s-3"}
+    stream = "".join(
+        f"data: {orjson.dumps(m).decode()}\n\n"
+        for m in [req("srv-1", "roots/list"), res(1, {"content": []})]
+    )
+    entries = [
+        exchange(req(1, "tools/call", {"name": "t"}), response=stream, mime="text/event-stream",
+                 headers=session, started=STARTS[0], time=3000),
+        exchange(res("srv-1", {"roots": []}), status=202, headers=session, started=STARTS[1]),
+    ]  # fmt: skip
+    trace = load(tmp_path, entries)
+    roots = trace.calls.filter(pl.col("method") == "roots/list").row(0, named=True)
+    assert roots["outcome"] == "ok" and roots["latency_ms"] is None
+    row = mcptrace.analysis.latency_coverage(trace).row(0, named=True)
+    assert row["reversed"] == 1
+    assert "1 with the response stamped before the request" in row["reason"]
+    call = trace.calls.filter(pl.col("method") == "tools/call")["latency_ms"].item()
+    assert call == 3000.0
 
 
 @pytest.mark.parametrize("seed", [*range(40), 291])  # 291: an unbounded event after a bounded one

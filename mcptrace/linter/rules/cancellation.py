@@ -215,6 +215,8 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
 
     Clearly after means more than 100 ms after it, or (without timestamps) after the
     canceller had already sent other messages. Cancelling `initialize` is the LC family's finding.
+    A cancel whose place the capture does not record (an event of a HAR's server
+    stream, placed by mcptrace) is not judged.
 
     ## Why is this bad?
     A cancellation is for a request "believed to still be in-progress". Cancelling one
@@ -250,6 +252,7 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
         & (pl.col("request_method") != "initialize")
         & ~pl.col("session").is_in(unordered)
         & (pl.col("direction") != "unknown")
+        & ctx.in_place()
     )
     if cancels.is_empty():
         return findings(cancels, "")

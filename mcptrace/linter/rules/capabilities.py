@@ -595,7 +595,8 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
     A subscription starts with the client's `resources/subscribe` of the URI (or of a
     parent: the notified URI may be a sub-resource) unless the server refused it with
     an error, and ends when a `resources/unsubscribe` of it is answered. Sessions
-    captured without their `initialize` are not judged.
+    captured without their `initialize` are not judged, nor are updates whose place the
+    capture does not record (events of a HAR's server stream, placed by mcptrace).
 
     ## Why is this bad?
     Update notifications are strictly opt-in per resource. Unrequested ones cost the
@@ -633,6 +634,7 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
             & (pl.col("direction") == "s2c")
             & pl.col("target").is_not_null()
             & ordered(ctx)
+            & ctx.in_place()
         )
         .join(started, on="session")
         .filter(pl.col("ordinal") > pl.col("init_ordinal"))

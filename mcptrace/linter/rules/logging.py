@@ -277,7 +277,8 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
 
     The minimum is the level of the last successful `logging/setLevel` (legacy revisions),
     or, in 2026-07-28, the lowest `io.modelcontextprotocol/logLevel` of the requests in
-    flight.
+    flight. A message whose place the capture does not record (an event of a HAR's
+    server stream, placed by mcptrace) is not judged.
 
     ## Why is this bad?
     The client sets a level to cut noise; messages below it are what it asked not to
@@ -307,7 +308,7 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
     "the server MAY send `notifications/message` notifications at or above the requested
     level" — server/utilities/logging.mdx#per-request-log-level (2026-07-28).
     """
-    logs = _log_messages(ctx).filter(pl.col("rank").is_not_null())
+    logs = _log_messages(ctx).filter(pl.col("rank").is_not_null() & ctx.in_place())
     if logs.is_empty():
         return findings(logs, "")
     # legacy: the last setLevel answered successfully before the message
