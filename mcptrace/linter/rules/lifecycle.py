@@ -504,16 +504,22 @@ def server_request_before_initialized(ctx: LintContext) -> pl.DataFrame:
 )
 def initialize_result_unknown_version(ctx: LintContext) -> pl.DataFrame:
     """## What it does
-    Flags an InitializeResult whose `protocolVersion` is not a published MCP revision
-    (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28), such as `"draft"`,
-    `"1.0"` or a date no revision has.
+    Flags an InitializeResult whose `protocolVersion` is no published MCP revision and
+    not the client's proposal either.
+
+    Published revisions are 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and
+    2026-07-28; `"draft"`, `"1.0"` or a date no revision has are not. A server that
+    echoes the client's own proposal (`2024-10-07`, a pre-release version some SDKs
+    still list) does what the negotiation asks of a server that supports the requested
+    version: the proposal is LC007's finding, not the answer's.
 
     ## Why is this bad?
     The server must answer with the version the client asked for or another version it
-    supports; a string that names no revision leaves both peers without an agreed set
-    of rules. The session's revision is then unknown, so only revision-independent
-    rules can judge it. The rule applies whatever the session's revision, because that
-    revision is exactly what the bad answer makes unknown.
+    supports; a counter-offer that names no revision leaves both peers without an
+    agreed set of rules, and the client cannot support a version nobody published. The
+    session's revision is then unknown, so only revision-independent rules can judge
+    it. The rule applies whatever the session's revision, because that revision is
+    exactly what the bad answer makes unknown.
 
     ## Example
     ```json
@@ -536,6 +542,7 @@ def initialize_result_unknown_version(ctx: LintContext) -> pl.DataFrame:
         (pl.col("outcome") == "ok")
         & pl.col("agreed").is_not_null()
         & ~pl.col("agreed").is_in(_KNOWN)
+        & pl.col("agreed").ne_missing(pl.col("proposed"))
     )
     return findings(
         bad.rename({"response_ordinal": "ordinal"}),
