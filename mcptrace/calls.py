@@ -19,7 +19,7 @@ from collections.abc import Collection
 
 import polars as pl
 
-from mcptrace.schema import CALLS, MESSAGES
+from mcptrace.schema import CALLS, MESSAGES, Outcome
 
 _DIRECTION = MESSAGES.schema["direction"]
 _KEY = ["session", "direction", "id"]
@@ -212,6 +212,50 @@ def _scattered(size: int, at: pl.Series, values: pl.Series) -> pl.Series:
     return pl.repeat(None, size, dtype=values.dtype, eager=True).scatter(at, values)
 
 
+#: the first revision in which closing a request's SSE stream cancels the request
+STREAM_CLOSE_CANCELS = "2026-07-28"
+
+
+def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
+    """``calls`` with the 2026-07-28 requests whose POST stream a HAR shows closed before
+    their response marked cancelled.
+
+    2026-07-28 cancels a request over Streamable HTTP by closing the SSE stream of its
+    ``POST`` ("Closing the SSE response stream is the cancellation signal"): no
+    notification is sent. A HAR holds each exchange whole, as one entry whose rows share
+    a line: a request whose entry carries the server's messages (an event stream) but
+    not its response had its stream closed before the answer, by the client or by the
+    network, which the HAR cannot tell apart. Earlier revisions say a disconnection is
+    no cancellation, so there such a request stays unanswered."""
+    waiting = (pl.col("outcome") == "unanswered") & (
+        pl.col("revision").fill_null("") >= STREAM_CLOSE_CANCELS
+    )
+    if not calls.select(waiting.any()).item():
+        return calls
+    streamed = (
+        messages.filter(
+            (pl.col("format") == "har")
+            & (pl.col("direction") == "s2c")
+            & pl.col("kind").is_in(["request", "notification"])
+        )
+        .select(request_source="source", request_line="line", _streamed=pl.lit(True))
+        .unique(["request_source", "request_line"])
+    )
+    closed = (
+        calls.select("request_source", "request_line")
+        .join(streamed, on=["request_source", "request_line"], how="left", maintain_order="left")
+        .select(pl.col("_streamed").fill_null(False))
+        .to_series()
+    )
+    closed = calls.select(waiting & closed).to_series()
+    if not closed.any():
+        return calls
+    return calls.with_columns(
+        outcome=pl.when(closed).then(pl.lit("cancelled")).otherwise("outcome").cast(Outcome),
+        cancelled=pl.col("cancelled") | closed,
+    )
+
+
 def build_calls(
     messages: pl.DataFrame,
     identity: pl.DataFrame | None = None,
@@ -356,6 +400,7 @@ def build_calls(
             maintain_order="left",
         )
         calls = calls.with_columns(known["client"], known["revision"])
+        calls = _cancelled_by_closing(calls, messages)
     order = pl.coalesce("request_ordinal", "response_ordinal")
     if not orphans.is_empty() or not calls.select(order.is_sorted()).item():
         calls = calls.sort(order)

@@ -347,7 +347,13 @@ CALLS = Table(
         Column("error_code", pl.Int64(), "JSON-RPC error code of the response"),
         Column("error_message", pl.String(), "JSON-RPC error message of the response"),
         Column("result_type", pl.String(), "resultType of the response (2026-07-28)"),
-        Column("cancelled", pl.Boolean(), "a notifications/cancelled named this request"),
+        Column(
+            "cancelled",
+            pl.Boolean(),
+            "a notifications/cancelled named this request, or (2026-07-28, a HAR) the SSE "
+            "stream of its POST closed before its response: that revision's cancellation "
+            "over Streamable HTTP",
+        ),
         Column("cancel_line", pl.Int64(), "line of the first notifications/cancelled for it"),
         Column(
             "duplicate",

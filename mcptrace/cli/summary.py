@@ -110,7 +110,10 @@ def render(s: Summary) -> str:
     if s.outcomes:
         out.append("")
         out.append("Calls by outcome: " + ", ".join(f"{k} {v}" for k, v in s.outcomes.items()))
-    out.append(f"Unanswered requests: {s.unanswered}   orphan responses: {s.orphans}")
+    # as in the sessions table, a request cancelled and never answered is unanswered too
+    cancelled = s.outcomes.get("cancelled", 0)
+    them = f" ({cancelled} of them cancelled)" if cancelled else ""
+    out.append(f"Unanswered requests: {s.unanswered}{them}   orphan responses: {s.orphans}")
     if s.direction_inferred:
         out.append(
             f"Directions inferred (not recorded in the capture): {s.direction_inferred} rows"

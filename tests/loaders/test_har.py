@@ -789,6 +789,52 @@ def test_a_server_request_stamped_after_its_answer_has_no_latency(tmp_path: Path
     assert call == 3000.0
 
 
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_a_post_stream_closed_before_the_response(tmp_path: Path, revision: str) -> None:
+    # the client gave up on call 2 by closing its POST's event stream (progress came,
+    # no result), then called again: 2026-07-28 calls that a cancellation, earlier
+    # revisions say a disconnection is none
+    modern = revision >= "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": revision,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+    def call(i: int, name: str) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name, "arguments": {}}
+        params["_meta"] = {**meta, "progressToken": i} if modern else {"progressToken": i}
+        return req(i, "tools/call", params)
+
+    progress = note("notifications/progress", {"progressToken": 2, "progress": 1})
+    stream = f"data: {orjson.dumps(progress).decode()}\n\n" * 2
+    session = {} if modern else {"Mcp-Session-Id": "s-4"}
+    result = res(3, {"content": []})
+    agreed = initialize_result(revision, capabilities={"tools": {}})
+    entries = [] if modern else [
+        exchange(initialize(revision), response=agreed, resp_headers={"Mcp-Session-Id": "s-4"},
+                 started=STARTS[0]),
+        exchange(note("notifications/initialized"), status=202, headers=session, started=STARTS[1]),
+    ]  # fmt: skip
+    entries += [
+        exchange(call(2, "slow"), response=stream, mime="text/event-stream", headers=session,
+                 started=STARTS[2], time=1000),
+        exchange(call(3, "fast"), response=result, headers=session, started=STARTS[4]),
+    ]  # fmt: skip
+    trace = load(tmp_path, entries)
+    slow = trace.calls.filter(pl.col("target") == "slow").row(0, named=True)
+    found = mcptrace.lint(trace, select=["PR006"])
+    if modern:
+        assert (slow["outcome"], slow["cancelled"], slow["cancel_line"]) == (
+            "cancelled",
+            True,
+            None,
+        )
+        assert found.is_empty()
+    else:
+        assert (slow["outcome"], slow["cancelled"]) == ("unanswered", False)
+        assert found["code"].to_list() == ["PR006"]
+
+
 @pytest.mark.parametrize("seed", [*range(40), 291])  # 291: an unbounded event after a bounded one
 def test_stream_placement_only_reorders_rows(tmp_path: Path, seed: int) -> None:
     # random sessions of both transports, streams with any events, answers out of

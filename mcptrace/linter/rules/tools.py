@@ -964,7 +964,8 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
     error, reported in a result. The tool is listed when the latest earlier `tools/list`
     result of the session names it; the request is well formed when its `arguments` is
     an object or absent. An unknown tool, or a request whose `arguments` is not an
-    object, is rightly answered with `-32602` and is not flagged; other error codes
+    object, is rightly answered with `-32602` and is not flagged, nor is a call made as
+    a task (`params.task`), which a tool may refuse with a protocol error; other error codes
     (`-32603` for a failure of the server) are not judged. Only 2025-11-25 is judged:
     2026-07-28 lists "Invalid input data" among tool execution errors too, but its own
     schema example answers invalid tool arguments with `-32602`, so that revision
@@ -1019,8 +1020,13 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
     listed = defined_at(calls, tool_definitions(ctx)).filter(pl.col("_defined").is_not_null())
     listed = ctx.lookup(listed, "ordinal", _request="message", parse_error="parse_error")
     arguments = pl.col("_request").str.json_path_match("$.params.arguments")
+    # a task-augmented call of a tool that does not take tasks is refused with an error
+    # (the spec asks for -32601; TK rules judge the code), not a tool execution error
+    as_task = pl.col("_request").str.json_path_match("$.params.task").is_not_null()
     bad = listed.filter(
-        pl.col("parse_error").is_null() & (arguments.is_null() | arguments.str.starts_with("{"))
+        pl.col("parse_error").is_null()
+        & (arguments.is_null() | arguments.str.starts_with("{"))
+        & ~as_task
     ).with_columns(ordinal="response_ordinal")
     return findings(
         bad.sort("ordinal"),
