@@ -150,7 +150,7 @@ R078 no-messages-after-cancel covered CN006 : cancels over Streamable HTTP are l
     (stream close is the signal)
 R079 progress-token-type covered PG001
 R080 progress-token-unique covered PG002
-R081 progress-token-active covered PG003,PG005
+R081 progress-token-active covered PG003,PG005,CN007 : CN007 for progress after a cancel
 R082 progress-increasing covered PG004
 R083 progress-stops-after-completion covered PG005 : task-augmented requests skipped
 R084 cancel-references-issued-request covered CN001,CN002

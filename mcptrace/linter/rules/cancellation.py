@@ -6,11 +6,11 @@ request travel the same way, so that match needs no cross-direction order; the
 rules comparing a cancel with the response (which travels the other way) skip
 captures that cannot order the two directions (per-direction stdio files).
 
-Race tolerance (CN002, CN003, CN006): a cancel and a response cross on the wire all the
-time. When both have timestamps, an order is only reported when they are more than
-100 ms apart. Without timestamps, it is reported only when the side that should
+Race tolerance (CN002, CN003, CN006, CN007): a cancel and a response cross on the wire
+all the time. When both have timestamps, an order is only reported when they are more
+than 100 ms apart. Without timestamps, it is reported only when the side that should
 have known better sent at least one other message in between (the canceller after
-the response, for CN002; the responder after the cancel, for CN003).
+the response, for CN002; the responder after the cancel, for CN003, CN006 and CN007).
 """
 
 from __future__ import annotations
@@ -20,12 +20,22 @@ from datetime import timedelta
 import polars as pl
 
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.rule import ALL_REVISIONS, MODERN, and_more, findings, line_of, rule
+from mcptrace.linter.rule import (
+    ALL_REVISIONS,
+    LEGACY,
+    MODERN,
+    and_more,
+    findings,
+    line_of,
+    rule,
+)
 from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
 
 _CANCELLED = "notifications/cancelled"
 #: cancels and responses closer than this cross on the wire: not reported
 _RACE = timedelta(milliseconds=100)
+#: an ordinal after every message
+_NEVER = 1 << 62
 
 
 def matched_cancels(ctx: LintContext) -> pl.DataFrame:
@@ -565,5 +575,149 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
             line_of("request_ordinal"),
             line_of("cancel_ordinal"),
             more,
+        ),
+    )
+
+
+def _next_with_token(ctx: LintContext, tokens: pl.DataFrame) -> pl.DataFrame:
+    """``tokens`` (cancelled requests with ``_token``) plus ``_next``: the ordinal of the
+    requester's next request carrying the same token (null when none): the token's
+    progress from then on is that request's."""
+    later = (
+        ctx.part("requests", "session", "ordinal", "direction", "progress_token")
+        .filter(pl.col("progress_token").is_not_null())
+        .select(
+            "session",
+            _token="progress_token",
+            _canceller=pl.col("direction").cast(pl.String),
+            _later="ordinal",
+        )
+        .join(
+            tokens.select("session", "_token", "_canceller", "request_ordinal"),
+            on=[
+                "session",
+                "_token",
+                "_canceller",
+            ],
+        )
+        .filter(pl.col("_later") > pl.col("request_ordinal"))
+        .group_by("request_ordinal")
+        .agg(_next=pl.col("_later").min())
+    )
+    return tokens.join(later, on="request_ordinal", how="left")
+
+
+@rule(
+    code="CN007",
+    name="progress-after-cancel",
+    severity="warning",
+    revisions=LEGACY,
+    scope="session",
+)
+def progress_after_cancel(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags `notifications/progress` for a request sent clearly after its requester
+    cancelled it, while the request was still unanswered (2024-11-05 to 2025-11-25;
+    2026-07-28 is CN006's).
+
+    Clearly after means more than 100 ms after the cancel or, without timestamps, after
+    the receiver had sent other messages since the cancel. One finding per cancelled
+    request, at its first late progress, counting the others; progress after the
+    response is PG005's. Requests made as tasks (2025-11-25 `params.task`), which are
+    cancelled with `tasks/cancel`, are left out, as is progress whose place the capture
+    does not record (an event of a HAR's server stream, placed by mcptrace).
+
+    ## Why is this bad?
+    The receiver of a cancellation should stop working on the request. Progress
+    seconds after the cancel shows it carried on: it spends resources on a result
+    nobody waits for, and a requester that has dropped the token sees progress for an
+    operation it no longer knows.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 19, "method": "tools/call",
+     "params": {"name": "longRunningOperation", "_meta": {"progressToken": 19}}}
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 19}}
+    {"jsonrpc": "2.0", "method": "notifications/progress",
+     "params": {"progressToken": 19, "progress": 4, "total": 10}}
+    ```
+    (the progress sent two seconds after the cancel)
+
+    Use instead: stop the work when the cancel arrives, and send nothing more for it.
+
+    ## Reference
+    "Receivers of cancellation notifications SHOULD: Stop processing the cancelled
+    request" — basic/utilities/cancellation.mdx#behavior-requirements (2024-11-05 to
+    2025-11-25); "Progress notifications MUST only reference tokens that: … Are
+    associated with an in-progress operation" —
+    basic/utilities/progress.mdx#behavior-requirements. Reported as a warning: the
+    cancel is a request to stop, and races are allowed for.
+    """
+    cancels = (
+        matched_cancels(ctx)
+        .filter(
+            ~pl.col("modern")
+            & (pl.col("direction") != "unknown")
+            & pl.col("request_ordinal").is_not_null()
+            # a request answered before the cancel was not running any more (CN002)
+            & ~(pl.col("response_ordinal") < pl.col("ordinal")).fill_null(False)
+            & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+        )
+        .sort("ordinal")
+        # the first cancel of a request is the one the receiver had to honour
+        .unique("request_ordinal", keep="first", maintain_order=True)
+        .select(
+            "session",
+            "id",
+            "request_ordinal",
+            "response_ordinal",
+            _canceller="direction",
+            cancel_ordinal="ordinal",
+            cancel_ts="ts",
+        )
+    )
+    tokens = ctx.lookup(cancels, "request_ordinal", _token="progress_token", _request="message")
+    tokens = tokens.filter(pl.col("_token").is_not_null())
+    tokens = tokens.filter(pl.col("_request").str.json_path_match("$.params.task").is_null())
+    if tokens.is_empty():
+        return findings(cancels.clear().rename({"cancel_ordinal": "ordinal"}), "")
+    tokens = _next_with_token(ctx, tokens.drop("_request"))
+    progress = (
+        ctx.keyed_notifications("notifications/progress", "progress_token", "_token")
+        .filter(ctx.in_place())
+        .select("session", "direction", "_token", _at="ordinal", _ts="ts")
+        .join(tokens, on=["session", "_token"])
+        .filter(
+            (pl.col("direction") != pl.col("_canceller"))
+            & (pl.col("_at") > pl.col("cancel_ordinal"))
+            & (pl.col("_at") < pl.col("response_ordinal").fill_null(_NEVER))
+            & (pl.col("_at") < pl.col("_next").fill_null(_NEVER))
+        )
+    )
+    parts = []
+    for sender in ("c2s", "s2c"):
+        mine = progress.filter(pl.col("direction") == sender)
+        if mine.is_empty():
+            continue
+        mine = _count_before(ctx, mine, "cancel_ordinal", sender)
+        mine = _count_before(ctx, mine, "_at", sender)
+        between = pl.col("_n__at") - pl.col("_n_cancel_ordinal")
+        parts.append(mine.filter(_well_after("cancel_ts", "_ts", between)))
+    late = (
+        pl.concat(parts)
+        .sort("_at")
+        .group_by("request_ordinal", maintain_order=True)
+        .agg(pl.all().first(), _count=pl.len())
+        if parts
+        else progress.with_columns(_count=pl.lit(0, pl.UInt32)).clear()
+    )
+    return findings(
+        late.with_columns(ordinal="_at"),
+        pl.format(
+            "notifications/progress for request id {} ({}) sent after its cancellation at {}{}",
+            "id",
+            line_of("request_ordinal"),
+            line_of("cancel_ordinal"),
+            and_more(),
         ),
     )
