@@ -187,9 +187,9 @@ R105 ttl-non-negative covered RS010
 R106 cache-scope-consistent-across-pages covered RS015
 R107 input-required-no-cache-hints covered RS012
 R108 completion-max-values covered RS011
-R109 task-augmentation-needs-capability covered TK005,TK007,TK008 : TK007 the per-tool
-    taskSupport, TK008 the server's -32601 for a required one; the SHOULD -32601 for a
-    forbidden one is not checked
+R109 task-augmentation-needs-capability covered TK005,TK007,TK008,TK009 : TK007 the
+    per-tool taskSupport, TK008 the server's -32601 for a required one, TK009 the SHOULD
+    -32601 for a forbidden one
 R110 task-create-result covered TK006 : a plain answer for a tool whose taskSupport is
     absent or forbidden is not flagged (the client should not have asked)
 R111 task-status-transitions covered TK002 : statuses leaving a terminal one; "begin in

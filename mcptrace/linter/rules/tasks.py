@@ -1087,9 +1087,9 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     calls judged are those TK007 flags as not made as a task (same conditions: the
     server declared `tasks.requests.tools.call`, the tool's definition is in the latest
     earlier `tools/list` result of the session), except a call whose `params.task` is
-    there but is no object: the server may as well reject it as invalid params. Not
-    checked: the `-32601` a server should return to a task-augmented call of a tool whose
-    taskSupport is absent or `"forbidden"` (a SHOULD only; TK007 flags the client).
+    there but is no object: the server may as well reject it as invalid params. The
+    `-32601` a server should return to a task-augmented call of a tool whose
+    taskSupport is absent or `"forbidden"` is TK009's (a SHOULD).
 
     ## Why is this bad?
     A tool that requires a task cannot run as a plain request: its result comes through
@@ -1151,6 +1151,92 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
             quoted(bad, "tool"),
             line_of("request_ordinal"),
             answer,
+            line_of("list_ordinal"),
+        ),
+    )
+
+
+@rule(
+    code="TK009",
+    name="forbidden-task-tool-not-rejected",
+    severity="warning",
+    revisions=_TASKS_2025,
+    scope="pairing",
+)
+def forbidden_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an answer other than error `-32601` (Method not found) to a task-augmented
+    `tools/call` of a tool whose `execution.taskSupport` is absent or `"forbidden"`.
+
+    A result is flagged (a `CreateTaskResult` or a plain one), and so is an error with
+    another code, such as the `-32602` the reference "everything" server sends. The
+    calls judged are those TK007 flags as task-augmented calls of a tool that offers no
+    task execution (same conditions: the server declared `tasks.requests.tools.call`,
+    the tool's definition is in the latest earlier `tools/list` result of the session).
+
+    ## Why is this bad?
+    The client broke the tool's contract (TK007), and `-32601` is the answer clients
+    are told to expect for it: with another error the client cannot tell a task it
+    must not ask for from arguments it got wrong, and a result runs as a task a tool
+    whose author said it cannot be one.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "echo",
+     "inputSchema": {"type": "object"}, "execution": {"taskSupport": "forbidden"}}]}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "echo", "arguments": {}, "task": {"ttl": 60000}}}
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -32602,
+     "message": "Invalid task creation result"}}
+    ```
+    (the server declared `tasks.requests.tools.call`)
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601,
+     "message": "Tool 'echo' does not support task execution"}}
+    ```
+
+    ## Reference
+    "If `execution.taskSupport` is not present or `"forbidden"`, clients **MUST NOT**
+    attempt to invoke the tool as a task. Servers **SHOULD** return a `-32601` (Method
+    not found) error if a client attempts to do so." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#tool-level-negotiation
+    (2025-11-25).
+    """
+    offered = pl.col("task_support").is_in(_TASK_TOOLS).fill_null(False)
+    calls = _judged_tool_calls(ctx).filter(pl.col("augmented") & ~offered)
+    if calls.is_empty():
+        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    answers = _answers(
+        ctx,
+        calls.select("tool", "list_ordinal", "task_support", request_ordinal="ordinal"),
+        error_code="error_code",
+    ).filter(pl.col("kind").is_in(["response", "error"]))
+    bad = answers.filter(
+        (pl.col("kind") == "response") | (pl.col("error_code") != -32601).fill_null(True)
+    )
+    answer = (
+        pl.when(pl.col("kind") == "response")
+        .then(pl.lit("a result"))
+        .when(pl.col("error_code").is_null())
+        .then(pl.lit("an error without an integer code"))
+        .otherwise(pl.format("error {}", "error_code"))
+    )
+    support = (
+        pl.when(pl.col("task_support").is_null())
+        .then(pl.lit("has no execution.taskSupport"))
+        .otherwise(pl.format("has execution.taskSupport {}", quoted(bad, "task_support")))
+    )
+    return findings(
+        bad.sort("ordinal"),
+        pl.format(
+            "answer to a task-augmented tools/call of tool {} ({}) is {}, not error -32601, "
+            "though the tool {} (tools/list result at {})",
+            quoted(bad, "tool"),
+            line_of("request_ordinal"),
+            answer,
+            support,
             line_of("list_ordinal"),
         ),
     )
