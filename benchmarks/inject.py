@@ -1467,6 +1467,25 @@ def _message_after_cancel(c: _Ctx) -> None:
     _answer_after_cancel(c, "CN006")
 
 
+@_kind(
+    "progress-after-cancel",
+    "CN007",
+    "a legacy call still reporting progress 200 ms after the client cancelled it",
+    era="legacy",
+    eligible=_has_plain(gap=300_000),
+)
+def _progress_after_cancel(c: _Ctx) -> None:
+    call = c.pick(c.view.plain(min_gap_us=300_000))
+    assert call.response is not None
+    token = c.add_token(call)
+    params = {"requestId": call.id, "reason": "User requested cancellation"}
+    c.add(call.request, C2S, c.note("notifications/cancelled", params))
+    # the cancel is stamped with the request's time; the answer comes >= 300 ms later
+    us = c.edits.lines[call.request].us + 200_000
+    late = {"progressToken": token, "progress": 60, "total": 100}
+    c.add(call.request, S2C, c.note("notifications/progress", late), us=us, code="CN007")
+
+
 # -- logging ----------------------------------------------------------------------
 
 
