@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace import _json
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.jsontext import content, json_tokens, path
-from mcptrace.linter.rule import LEGACY, MODERN, findings, rule
+from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.protocol import ERROR_CODE_NAMES, INVALID_PARAMS, PRERELEASE_CODES, error_code_info
 
 _RESOURCE_NOT_FOUND = -32002
@@ -595,3 +596,137 @@ def url_elicitation_required_error_malformed(ctx: LintContext) -> pl.DataFrame:
     )
     bad = pl.concat([whole.select("ordinal", "_p"), per_element.select("ordinal", "_p")])
     return findings(bad, pl.format("URLElicitationRequired error {}", "_p"))
+
+
+def _prompt_names(body: str | None) -> list[str] | None:
+    """The prompt names of one `prompts/list` result message; None when it is no
+    complete listing (not a result with a `prompts` array, or a page with a
+    `nextCursor`: the name may be on a page the client did not fetch)."""
+    try:
+        doc = _json.loads(body) if body is not None else None
+    except _json.JSONDecodeError:
+        return None
+    result = doc.get("result") if isinstance(doc, dict) else None
+    if not isinstance(result, dict) or result.get("nextCursor") is not None:
+        return None
+    prompts = result.get("prompts")
+    if not isinstance(prompts, list):
+        return None
+    return [p["name"] for p in prompts if isinstance(p, dict) and isinstance(p.get("name"), str)]
+
+
+@rule(
+    code="ER010",
+    name="prompt-not-found-wrong-code",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def prompt_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an error answering a `prompts/get` of a prompt the server does not have, whose
+    code is not `-32602` (Invalid params).
+
+    A prompt is one the server does not have when the latest earlier `prompts/list`
+    result of the session is a complete listing (asked without a cursor, answered
+    without `nextCursor`) that does not name it, and no
+    `notifications/prompts/list_changed` came between. Errors without an integer code
+    are JR008's; successful answers are not judged.
+
+    ## Why is this bad?
+    `-32602` is the code clients are told to expect for a prompt name they got wrong,
+    so they can tell it from a server failure (`-32603`) and refresh their list instead
+    of retrying. Code `0` or an internal error for an unknown name sends them the
+    wrong way.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"prompts": [{"name": "summarize"}]}}
+    {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "sumarize"}}
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": 0, "message": "Unknown prompt: sumarize"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
+     "message": "Unknown prompt: sumarize"}}
+    ```
+
+    ## Reference
+    "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: -
+    Invalid prompt name: `-32602` (Invalid params)" — server/prompts.mdx#error-handling
+    (2024-11-05 to 2026-07-28).
+    """
+    none = findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    gets = ctx.calls.filter(
+        (pl.col("method") == "prompts/get")
+        & (pl.col("direction") == "c2s")
+        & (pl.col("outcome") == "error")
+        & pl.col("target").is_not_null()
+        & pl.col("error_code").is_not_null()
+        & (pl.col("error_code") != INVALID_PARAMS)
+        # "the latest earlier prompts/list result" needs both directions in one order
+        & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+    ).select("session", "request_ordinal", "response_ordinal", "error_code", name="target")
+    if gets.is_empty():  # the usual case
+        return none
+    sessions = gets["session"].unique().implode()
+    listings = ctx.calls.filter(
+        (pl.col("method") == "prompts/list")
+        & (pl.col("outcome") == "ok")
+        & pl.col("session").is_in(sessions)
+    ).select("session", "request_ordinal", "response_ordinal")
+    listings = ctx.lookup(listings, "request_ordinal", _asked="message")
+    listings = ctx.lookup(listings, "response_ordinal", _answer="message")
+    # `_names` stays null for a listing that is not complete: it still is the latest one
+    names = [_prompt_names(text) for text in listings["_answer"].to_list()]
+    paged = pl.col("_asked").str.json_path_match("$.params.cursor").is_not_null()
+    listings = (
+        listings.with_columns(pl.Series("_names", names, dtype=pl.List(pl.String)))
+        .with_columns(_names=pl.when(~paged.fill_null(False)).then("_names"))
+        .select("session", "_names", _listed="response_ordinal")
+        .sort("_listed")
+    )
+    changes = (
+        ctx.part("notifications", "session", "ordinal", "method", "direction")
+        .filter(
+            (pl.col("method") == "notifications/prompts/list_changed")
+            & (pl.col("direction") == "s2c")
+            & pl.col("session").is_in(sessions)
+        )
+        .select("session", _changed="ordinal")
+        .sort("_changed")
+    )
+    judged = (
+        gets.sort("request_ordinal")
+        .join_asof(
+            listings,
+            left_on="request_ordinal",
+            right_on="_listed",
+            by="session",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col("_names").is_not_null())
+        .join_asof(
+            changes,
+            left_on="request_ordinal",
+            right_on="_changed",
+            by="session",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col("_changed").is_null() | (pl.col("_changed") < pl.col("_listed")))
+    )
+    bad = judged.filter(~pl.col("name").is_in(pl.col("_names")))
+    return findings(
+        bad.with_columns(ordinal="response_ordinal").sort("ordinal"),
+        pl.format(
+            'prompts/get of "{}" ({}), a prompt the prompts/list result at {} does not name, '
+            "answered with error {} instead of -32602 (Invalid params)",
+            "name",
+            line_of("request_ordinal"),
+            line_of("_listed"),
+            "error_code",
+        ),
+    )
