@@ -138,21 +138,48 @@ def _well_after(first_ts: str, then_ts: str, between: pl.Expr) -> pl.Expr:
     return pl.when(has_times).then(gap > _RACE).otherwise(between > 0)
 
 
-def sent_well_after_response(ctx: LintContext, cancels: pl.DataFrame) -> pl.DataFrame:
-    """The rows of ``cancels`` (matched cancels with ``response_ordinal``/``response_ts``,
-    of a known direction) sent clearly after the cancelled request's response: by the
-    clock, or after other messages of the sender (see :func:`_well_after`)."""
+def _sent_well_after(
+    ctx: LintContext, frame: pl.DataFrame, *, at: str, at_ts: str, since: str, since_ts: str
+) -> pl.DataFrame:
+    """The rows of ``frame`` (messages of a known ``direction``, at ordinal ``at`` and time
+    ``at_ts``) sent clearly after ordinal ``since`` (time ``since_ts``): by the clock, or
+    after other messages of their sender (see :func:`_well_after`)."""
     parts = []
     for sender in ("c2s", "s2c"):
-        mine = cancels.filter(pl.col("direction") == sender)
+        mine = frame.filter(pl.col("direction") == sender)
         if mine.is_empty():
             continue
-        mine = _count_before(ctx, mine, "ordinal", sender)
-        mine = _count_before(ctx, mine, "response_ordinal", sender)
-        # the cancel itself is not counted: only the sender's messages strictly between
-        between = pl.col("_n_ordinal") - pl.col("_n_response_ordinal")
-        parts.append(mine.filter(_well_after("response_ts", "ts", between)))
-    return pl.concat(parts) if parts else cancels.clear()
+        mine = _count_before(ctx, mine, at, sender)
+        mine = _count_before(ctx, mine, since, sender)
+        # the message itself is not counted: only the sender's messages strictly between
+        between = pl.col(f"_n_{at}") - pl.col(f"_n_{since}")
+        parts.append(mine.filter(_well_after(since_ts, at_ts, between)))
+    return pl.concat(parts) if parts else frame.clear()
+
+
+def _binding_cancels(ctx: LintContext, which: pl.Expr) -> pl.DataFrame:
+    """The first cancel (matched, ``which`` holds) of each request still unanswered when it
+    came, in sessions whose two directions are in one order: the one the receiver had to
+    honour. A request answered before the cancel was not running any more (CN002)."""
+    return (
+        matched_cancels(ctx)
+        .filter(
+            which
+            & pl.col("request_ordinal").is_not_null()
+            & ~(pl.col("response_ordinal") < pl.col("ordinal")).fill_null(False)
+            & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+        )
+        .sort("ordinal")
+        .unique("request_ordinal", keep="first", maintain_order=True)
+    )
+
+
+def sent_well_after_response(ctx: LintContext, cancels: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``cancels`` (matched cancels with ``response_ordinal``/``response_ts``,
+    of a known direction) sent clearly after the cancelled request's response."""
+    return _sent_well_after(
+        ctx, cancels, at="ordinal", at_ts="ts", since="response_ordinal", since_ts="response_ts"
+    )
 
 
 @rule(
@@ -494,20 +521,8 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     on Streamable HTTP the cancel is the closing of the request's stream, after which
     nothing can be sent on it.
     """
-    unordered = ctx.unordered_sessions.implode()
     cancels = (
-        matched_cancels(ctx)
-        .filter(
-            pl.col("modern")
-            & (pl.col("direction") == "c2s")
-            & pl.col("request_ordinal").is_not_null()
-            # a request answered before the cancel was not running any more (CN002)
-            & ~(pl.col("response_ordinal") < pl.col("ordinal")).fill_null(False)
-            & ~pl.col("session").is_in(unordered)
-        )
-        .sort("ordinal")
-        # the first cancel of a request is the one the server had to honour
-        .unique("request_ordinal", keep="first", maintain_order=True)
+        _binding_cancels(ctx, pl.col("modern") & (pl.col("direction") == "c2s"))
         .select(
             "session",
             "id",
@@ -653,28 +668,14 @@ def progress_after_cancel(ctx: LintContext) -> pl.DataFrame:
     basic/utilities/progress.mdx#behavior-requirements. Reported as a warning: the
     cancel is a request to stop, and races are allowed for.
     """
-    cancels = (
-        matched_cancels(ctx)
-        .filter(
-            ~pl.col("modern")
-            & (pl.col("direction") != "unknown")
-            & pl.col("request_ordinal").is_not_null()
-            # a request answered before the cancel was not running any more (CN002)
-            & ~(pl.col("response_ordinal") < pl.col("ordinal")).fill_null(False)
-            & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
-        )
-        .sort("ordinal")
-        # the first cancel of a request is the one the receiver had to honour
-        .unique("request_ordinal", keep="first", maintain_order=True)
-        .select(
-            "session",
-            "id",
-            "request_ordinal",
-            "response_ordinal",
-            _canceller="direction",
-            cancel_ordinal="ordinal",
-            cancel_ts="ts",
-        )
+    cancels = _binding_cancels(ctx, ~pl.col("modern") & (pl.col("direction") != "unknown")).select(
+        "session",
+        "id",
+        "request_ordinal",
+        "response_ordinal",
+        _canceller="direction",
+        cancel_ordinal="ordinal",
+        cancel_ts="ts",
     )
     tokens = ctx.lookup(cancels, "request_ordinal", _token="progress_token", _request="message")
     tokens = tokens.filter(pl.col("_token").is_not_null())
@@ -694,22 +695,13 @@ def progress_after_cancel(ctx: LintContext) -> pl.DataFrame:
             & (pl.col("_at") < pl.col("_next").fill_null(_NEVER))
         )
     )
-    parts = []
-    for sender in ("c2s", "s2c"):
-        mine = progress.filter(pl.col("direction") == sender)
-        if mine.is_empty():
-            continue
-        mine = _count_before(ctx, mine, "cancel_ordinal", sender)
-        mine = _count_before(ctx, mine, "_at", sender)
-        between = pl.col("_n__at") - pl.col("_n_cancel_ordinal")
-        parts.append(mine.filter(_well_after("cancel_ts", "_ts", between)))
     late = (
-        pl.concat(parts)
+        _sent_well_after(
+            ctx, progress, at="_at", at_ts="_ts", since="cancel_ordinal", since_ts="cancel_ts"
+        )
         .sort("_at")
         .group_by("request_ordinal", maintain_order=True)
         .agg(pl.all().first(), _count=pl.len())
-        if parts
-        else progress.with_columns(_count=pl.lit(0, pl.UInt32)).clear()
     )
     return findings(
         late.with_columns(ordinal="_at"),

@@ -1127,21 +1127,7 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     )
     if calls.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
-    answers = _answers(
-        ctx,
-        calls.select("tool", "list_ordinal", request_ordinal="ordinal"),
-        error_code="error_code",
-    ).filter(pl.col("kind").is_in(["response", "error"]))
-    bad = answers.filter(
-        (pl.col("kind") == "response") | (pl.col("error_code") != -32601).fill_null(True)
-    )
-    answer = (
-        pl.when(pl.col("kind") == "response")
-        .then(pl.lit("a result"))
-        .when(pl.col("error_code").is_null())
-        .then(pl.lit("an error without an integer code"))
-        .otherwise(pl.format("error {}", "error_code"))
-    )
+    bad = _not_method_not_found(ctx, calls, "tool", "list_ordinal")
     return findings(
         bad.sort("ordinal"),
         pl.format(
@@ -1150,9 +1136,32 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
             "at {})",
             quoted(bad, "tool"),
             line_of("request_ordinal"),
-            answer,
+            _answer_words(),
             line_of("list_ordinal"),
         ),
+    )
+
+
+def _not_method_not_found(ctx: LintContext, calls: pl.DataFrame, *keep: str) -> pl.DataFrame:
+    """The readable answers to ``calls`` (rows of :func:`_judged_tool_calls`) other than
+    error -32601: ordinal and kind of the answer, its error_code, request_ordinal and the
+    ``keep`` columns of the call."""
+    answers = _answers(
+        ctx, calls.select(*keep, request_ordinal="ordinal"), error_code="error_code"
+    ).filter(pl.col("kind").is_in(["response", "error"]))
+    return answers.filter(
+        (pl.col("kind") == "response") | (pl.col("error_code") != -32601).fill_null(True)
+    )
+
+
+def _answer_words() -> pl.Expr:
+    """What an answer of :func:`_not_method_not_found` is, in words."""
+    return (
+        pl.when(pl.col("kind") == "response")
+        .then(pl.lit("a result"))
+        .when(pl.col("error_code").is_null())
+        .then(pl.lit("an error without an integer code"))
+        .otherwise(pl.format("error {}", "error_code"))
     )
 
 
@@ -1208,21 +1217,7 @@ def forbidden_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     calls = _judged_tool_calls(ctx).filter(pl.col("augmented") & ~offered)
     if calls.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
-    answers = _answers(
-        ctx,
-        calls.select("tool", "list_ordinal", "task_support", request_ordinal="ordinal"),
-        error_code="error_code",
-    ).filter(pl.col("kind").is_in(["response", "error"]))
-    bad = answers.filter(
-        (pl.col("kind") == "response") | (pl.col("error_code") != -32601).fill_null(True)
-    )
-    answer = (
-        pl.when(pl.col("kind") == "response")
-        .then(pl.lit("a result"))
-        .when(pl.col("error_code").is_null())
-        .then(pl.lit("an error without an integer code"))
-        .otherwise(pl.format("error {}", "error_code"))
-    )
+    bad = _not_method_not_found(ctx, calls, "tool", "list_ordinal", "task_support")
     support = (
         pl.when(pl.col("task_support").is_null())
         .then(pl.lit("has no execution.taskSupport"))
@@ -1235,7 +1230,7 @@ def forbidden_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
             "though the tool {} (tools/list result at {})",
             quoted(bad, "tool"),
             line_of("request_ordinal"),
-            answer,
+            _answer_words(),
             support,
             line_of("list_ordinal"),
         ),
