@@ -67,6 +67,31 @@ def _reused(ctx: LintContext) -> pl.DataFrame:
     )
 
 
+def _handshakes_before(ctx: LintContext, requests: pl.DataFrame) -> pl.DataFrame:
+    """``requests`` (sorted by ``request_ordinal``) plus ``_handshake``: how many
+    `initialize` requests of the client its session had up to it. An `initialize` must
+    open a session, so a later one opens another: two connections recorded under one
+    session name (`mcptrace record --session` run twice), each numbering from 0."""
+    if requests.is_empty():
+        return requests.with_columns(_handshake=pl.lit(0, pl.UInt32))
+    opened = (
+        ctx.part("requests", "session", "ordinal", "method", "direction")
+        .filter((pl.col("method") == "initialize") & (pl.col("direction") != "s2c"))
+        .filter(pl.col("session").is_in(requests["session"].unique().implode()))
+        .select("session", _opened="ordinal")
+        .sort("_opened")
+        .with_columns(_handshake=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("session"))
+    )
+    return requests.join_asof(
+        opened,
+        left_on="request_ordinal",
+        right_on="_opened",
+        by="session",
+        strategy="backward",
+        check_sortedness=False,
+    ).with_columns(pl.col("_handshake").fill_null(0))
+
+
 @rule(code="PR001", name="request-id-reused", severity="error", revisions=LEGACY, scope="session")
 def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     """## What it does
@@ -74,7 +99,9 @@ def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     session, even if that request was answered long ago.
 
     Client-issued and server-issued ids are counted separately, and `5` and `"5"` are
-    different ids.
+    different ids. An `initialize` request opens a new session: ids used before a later
+    `initialize` of the client are not compared with those after it (two connections
+    recorded under one session name each number their requests from 0).
 
     ## Why is this bad?
     Before 2026-07-28 an id names one request for the whole session. Peers that log,
@@ -99,7 +126,8 @@ def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     basic/messages.mdx#requests in 2024-11-05).
     """
     # a request whose key no other request has is its key's first use: only reused keys
-    req = _reused(ctx).with_columns(_first=pl.col("request_ordinal").first().over(_KEY))
+    req = _handshakes_before(ctx, _reused(ctx))
+    req = req.with_columns(_first=pl.col("request_ordinal").first().over(*_KEY, "_handshake"))
     bad = req.filter(pl.col("request_ordinal") != pl.col("_first")).rename(
         {"request_ordinal": "ordinal"}
     )
