@@ -275,6 +275,7 @@ CATALOGUE: tuple[Entry, ...] = _parse(_TABLE)
 BEYOND: dict[str, str] = {
     "ER006": "JSON-RPC itself reserves -32768..-32000; a note on legacy codes there",
     "ER010": "prompts error handling: -32602 for an invalid prompt name (a SHOULD)",
+    "ER011": "prompts error handling: -32602 for a missing required argument (a SHOULD)",
     "HT009": "the request side of the Content-Type rule the catalogue states for responses",
     "JR016": "RFC 8259 §8.2: a lone surrogate escape, which strict JSON parsers refuse",
     "LC007": "revision detection (catalogue §5): an initialize naming no published revision",

@@ -598,10 +598,11 @@ def url_elicitation_required_error_malformed(ctx: LintContext) -> pl.DataFrame:
     return findings(bad, pl.format("URLElicitationRequired error {}", "_p"))
 
 
-def _prompt_names(body: str | None) -> list[str] | None:
-    """The prompt names of one `prompts/list` result message; None when it is no
-    complete listing (not a result with a `prompts` array, or a page with a
-    `nextCursor`: the name may be on a page the client did not fetch)."""
+def _prompt_listing(body: str | None) -> dict[str, list[str]] | None:
+    """The prompts of one `prompts/list` result message, each with the names of its
+    required arguments; None when it is no complete listing (not a result with a
+    `prompts` array, or a page with a `nextCursor`: a prompt may be on a page the client
+    did not fetch)."""
     try:
         doc = _json.loads(body) if body is not None else None
     except _json.JSONDecodeError:
@@ -612,7 +613,119 @@ def _prompt_names(body: str | None) -> list[str] | None:
     prompts = result.get("prompts")
     if not isinstance(prompts, list):
         return None
-    return [p["name"] for p in prompts if isinstance(p, dict) and isinstance(p.get("name"), str)]
+    listing: dict[str, list[str]] = {}
+    for prompt in prompts:
+        if not isinstance(prompt, dict) or not isinstance(prompt.get("name"), str):
+            continue
+        arguments = prompt.get("arguments")
+        listing[prompt["name"]] = [
+            a["name"]
+            for a in (arguments if isinstance(arguments, list) else [])
+            if isinstance(a, dict) and isinstance(a.get("name"), str) and a.get("required") is True
+        ]
+    return listing
+
+
+def _missing_arguments(listing: str, name: str, request: str | None) -> str | None:
+    """The required arguments of prompt ``name`` in ``listing`` (a complete
+    `prompts/list` result) that the `prompts/get` ``request`` does not give, joined; None
+    when the listing does not name the prompt, "" when none is missing."""
+    prompts = _prompt_listing(listing) or {}
+    if name not in prompts:
+        return None
+    try:
+        doc = _json.loads(request) if request is not None else None
+    except _json.JSONDecodeError:
+        doc = None
+    params = doc.get("params") if isinstance(doc, dict) else None
+    given = params.get("arguments") if isinstance(params, dict) else None
+    keys = given if isinstance(given, dict) else {}
+    return ", ".join(a for a in prompts[name] if a not in keys)
+
+
+def _prompt_errors(ctx: LintContext) -> pl.DataFrame:
+    """Errors other than -32602 answering a client's `prompts/get` whose latest earlier
+    `prompts/list` result of the session is a complete listing with no
+    `notifications/prompts/list_changed` since: session, request_ordinal,
+    response_ordinal, error_code, name, ``_listed`` (that result's ordinal) and
+    ``_missing``: null when the listing does not name the prompt, else its required
+    arguments the request does not give (joined; empty when none)."""
+    return ctx.memo("errors.prompt_errors", _build_prompt_errors)
+
+
+def _build_prompt_errors(ctx: LintContext) -> pl.DataFrame:
+    gets = ctx.calls.filter(
+        (pl.col("method") == "prompts/get")
+        & (pl.col("direction") == "c2s")
+        & (pl.col("outcome") == "error")
+        & pl.col("target").is_not_null()
+        & pl.col("error_code").is_not_null()
+        & (pl.col("error_code") != INVALID_PARAMS)
+        # "the latest earlier prompts/list result" needs both directions in one order
+        & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+    ).select("session", "request_ordinal", "response_ordinal", "error_code", name="target")
+    empty = gets.with_columns(
+        _listed=pl.lit(None, pl.Int64), _missing=pl.lit(None, pl.String)
+    ).clear()
+    if gets.is_empty():  # the usual case
+        return empty
+    sessions = gets["session"].unique().implode()
+    listings = ctx.calls.filter(
+        (pl.col("method") == "prompts/list")
+        & (pl.col("outcome") == "ok")
+        & pl.col("session").is_in(sessions)
+    ).select("session", "request_ordinal", "response_ordinal")
+    listings = ctx.lookup(listings, "request_ordinal", _asked="message")
+    listings = ctx.lookup(listings, "response_ordinal", _answer="message")
+    # a listing that is not complete keeps no text: it still is the latest one
+    complete = [_prompt_listing(text) is not None for text in listings["_answer"].to_list()]
+    paged = pl.col("_asked").str.json_path_match("$.params.cursor").is_not_null()
+    listings = (
+        listings.with_columns(
+            _complete=pl.Series(complete, dtype=pl.Boolean) & ~paged.fill_null(False)
+        )
+        .select("session", "_answer", "_complete", _listed="response_ordinal")
+        .sort("_listed")
+    )
+    changes = (
+        ctx.part("notifications", "session", "ordinal", "method", "direction")
+        .filter(
+            (pl.col("method") == "notifications/prompts/list_changed")
+            & (pl.col("direction") == "s2c")
+            & pl.col("session").is_in(sessions)
+        )
+        .select("session", _changed="ordinal")
+        .sort("_changed")
+    )
+    judged = (
+        gets.sort("request_ordinal")
+        .join_asof(
+            listings,
+            left_on="request_ordinal",
+            right_on="_listed",
+            by="session",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col("_complete").fill_null(False))
+        .join_asof(
+            changes,
+            left_on="request_ordinal",
+            right_on="_changed",
+            by="session",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col("_changed").is_null() | (pl.col("_changed") < pl.col("_listed")))
+    )
+    if judged.is_empty():
+        return empty
+    judged = ctx.lookup(judged, "request_ordinal", _request="message")
+    missing = [
+        _missing_arguments(listing, name, request)
+        for listing, name, request in judged.select("_answer", "name", "_request").iter_rows()
+    ]
+    return judged.with_columns(_missing=pl.Series(missing, dtype=pl.String)).select(empty.columns)
 
 
 @rule(
@@ -631,7 +744,8 @@ def prompt_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
     result of the session is a complete listing (asked without a cursor, answered
     without `nextCursor`) that does not name it, and no
     `notifications/prompts/list_changed` came between. Errors without an integer code
-    are JR008's; successful answers are not judged.
+    are JR008's, a missing required argument is ER011's; successful answers are not
+    judged.
 
     ## Why is this bad?
     `-32602` is the code clients are told to expect for a prompt name they got wrong,
@@ -657,68 +771,7 @@ def prompt_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
     Invalid prompt name: `-32602` (Invalid params)" — server/prompts.mdx#error-handling
     (2024-11-05 to 2026-07-28).
     """
-    none = findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
-    gets = ctx.calls.filter(
-        (pl.col("method") == "prompts/get")
-        & (pl.col("direction") == "c2s")
-        & (pl.col("outcome") == "error")
-        & pl.col("target").is_not_null()
-        & pl.col("error_code").is_not_null()
-        & (pl.col("error_code") != INVALID_PARAMS)
-        # "the latest earlier prompts/list result" needs both directions in one order
-        & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
-    ).select("session", "request_ordinal", "response_ordinal", "error_code", name="target")
-    if gets.is_empty():  # the usual case
-        return none
-    sessions = gets["session"].unique().implode()
-    listings = ctx.calls.filter(
-        (pl.col("method") == "prompts/list")
-        & (pl.col("outcome") == "ok")
-        & pl.col("session").is_in(sessions)
-    ).select("session", "request_ordinal", "response_ordinal")
-    listings = ctx.lookup(listings, "request_ordinal", _asked="message")
-    listings = ctx.lookup(listings, "response_ordinal", _answer="message")
-    # `_names` stays null for a listing that is not complete: it still is the latest one
-    names = [_prompt_names(text) for text in listings["_answer"].to_list()]
-    paged = pl.col("_asked").str.json_path_match("$.params.cursor").is_not_null()
-    listings = (
-        listings.with_columns(pl.Series("_names", names, dtype=pl.List(pl.String)))
-        .with_columns(_names=pl.when(~paged.fill_null(False)).then("_names"))
-        .select("session", "_names", _listed="response_ordinal")
-        .sort("_listed")
-    )
-    changes = (
-        ctx.part("notifications", "session", "ordinal", "method", "direction")
-        .filter(
-            (pl.col("method") == "notifications/prompts/list_changed")
-            & (pl.col("direction") == "s2c")
-            & pl.col("session").is_in(sessions)
-        )
-        .select("session", _changed="ordinal")
-        .sort("_changed")
-    )
-    judged = (
-        gets.sort("request_ordinal")
-        .join_asof(
-            listings,
-            left_on="request_ordinal",
-            right_on="_listed",
-            by="session",
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .filter(pl.col("_names").is_not_null())
-        .join_asof(
-            changes,
-            left_on="request_ordinal",
-            right_on="_changed",
-            by="session",
-            strategy="backward",
-            check_sortedness=False,
-        )
-        .filter(pl.col("_changed").is_null() | (pl.col("_changed") < pl.col("_listed")))
-    )
-    bad = judged.filter(~pl.col("name").is_in(pl.col("_names")))
+    bad = _prompt_errors(ctx).filter(pl.col("_missing").is_null())
     return findings(
         bad.with_columns(ordinal="response_ordinal").sort("ordinal"),
         pl.format(
@@ -726,6 +779,64 @@ def prompt_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
             "answered with error {} instead of -32602 (Invalid params)",
             "name",
             line_of("request_ordinal"),
+            line_of("_listed"),
+            "error_code",
+        ),
+    )
+
+
+@rule(
+    code="ER011",
+    name="prompt-missing-argument-wrong-code",
+    severity="warning",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def prompt_missing_argument_wrong_code(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags an error answering a `prompts/get` that lacks a required argument of the
+    prompt, whose code is not `-32602` (Invalid params).
+
+    The prompt's required arguments are those its definition marks `required: true` in
+    the latest earlier `prompts/list` result of the session, when that result is a
+    complete listing (asked without a cursor, answered without `nextCursor`) and no
+    `notifications/prompts/list_changed` came between. Errors without an integer code
+    are JR008's; an unknown prompt is ER010's.
+
+    ## Why is this bad?
+    A missing argument is the client's mistake, and `-32602` tells the client so: it can
+    ask the user for the value and try again. An internal error (`-32603`) or an
+    "Invalid Request" (`-32600`, which means the message is not a valid request at all)
+    blames the wrong side.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 2, "result": {"prompts": [{"name": "greet",
+     "arguments": [{"name": "name", "required": true}]}]}}
+    {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "greet"}}
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "name: Required"}}
+    ```
+
+    Use instead:
+    ```json
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
+     "message": "Missing required argument: name"}}
+    ```
+
+    ## Reference
+    "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: …
+    Missing required arguments: `-32602` (Invalid params)" —
+    server/prompts.mdx#error-handling (2024-11-05 to 2026-07-28).
+    """
+    bad = _prompt_errors(ctx).filter(pl.col("_missing").fill_null("") != "")
+    return findings(
+        bad.with_columns(ordinal="response_ordinal").sort("ordinal"),
+        pl.format(
+            'prompts/get of "{}" ({}) without its required argument(s) {} (prompts/list '
+            "result at {}) answered with error {} instead of -32602 (Invalid params)",
+            "name",
+            line_of("request_ordinal"),
+            "_missing",
             line_of("_listed"),
             "error_code",
         ),
