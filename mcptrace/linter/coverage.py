@@ -65,7 +65,8 @@ R017 batch-receive-support covered JR015 : the error is tied to the batch as the
     side's next message, with every request of the batch left unanswered
 R018 batch-no-initialize covered JR012
 R019 batch-homogeneous covered JR013,JR014 : empty array is reported by JR014
-R020 initialize-first covered LC001 : dual-era probe before initialize is exempted
+R020 initialize-first covered LC001,LC017 : dual-era probe before initialize is exempted;
+    LC017 notes a second handshake
 R021 initialize-required-fields covered LC002
 R022 initialized-notification-sent covered LC003,LC014 : duplicate or premature
     notifications/initialized not flagged

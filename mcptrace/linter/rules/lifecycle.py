@@ -1295,3 +1295,77 @@ def dual_era_client_not_probing(ctx: LintContext) -> pl.DataFrame:
             line_of("modern_ordinal"),
         ),
     )
+
+
+def reopenings(ctx: LintContext) -> pl.DataFrame:
+    """The client's `initialize` requests that open a session anew: session, ordinal and
+    ``previous`` (the request ordinal of the session's latest earlier `initialize`, which
+    succeeded). An `initialize` must open a session, so one sent after a successful
+    handshake opens another: two connections recorded under one session name
+    (`mcptrace record --session` run twice), each numbering its ids from 0. A retry
+    after a refused or unanswered `initialize` is the same session's negotiation."""
+    return ctx.memo("pairing.reopenings", _build_reopenings)
+
+
+def _build_reopenings(ctx: LintContext) -> pl.DataFrame:
+    return (
+        ctx.calls.filter((pl.col("method") == "initialize") & (pl.col("direction") != "s2c"))
+        .select("session", "outcome", ordinal="request_ordinal")
+        .filter(pl.col("ordinal").is_not_null())
+        .sort("ordinal")
+        .with_columns(
+            previous=pl.col("ordinal").shift(1).over("session"),
+            _after_ok=(pl.col("outcome").shift(1).over("session") == "ok").fill_null(False),
+        )
+        .filter(pl.col("_after_ok"))
+        .select("session", "ordinal", "previous")
+    )
+
+
+@rule(
+    code="LC017",
+    name="initialize-repeated",
+    severity="info",
+    revisions=LEGACY,
+    scope="session",
+)
+def initialize_repeated(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Notes an `initialize` request sent after the session's handshake had succeeded.
+
+    A retry after a refused or unanswered `initialize` is the handshake's own
+    negotiation and is not noted. From the noted `initialize` on, the session counts as
+    opened anew: PR001 compares request ids only within one opening.
+
+    ## Why is this bad?
+    Initialization is the first interaction of a session, once. A second handshake is
+    either a client starting over on the same connection, which the server may refuse
+    or which resets what was negotiated, or, far more often in captures, a second
+    connection recorded under the same session name (`mcptrace record --session NAME`
+    run twice, files of two runs given one name). Everything judged per session (ids,
+    capabilities, subscriptions, log levels) then mixes two sessions.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {...}}
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25", ...}}
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {...}}
+    ```
+
+    Use instead: record each connection under its own session name (the default of
+    `mcptrace record`), or open a new connection to start over.
+
+    ## Reference
+    "The initialization phase MUST be the first interaction between client and server."
+    — basic/lifecycle.mdx#initialization (2024-11-05 to 2025-11-25).
+    """
+    again = reopenings(ctx)
+    return findings(
+        again,
+        pl.format(
+            "initialize sent again after the successful handshake at {}: from here the "
+            "session is judged as opened anew (two connections under one session name?)",
+            line_of("previous"),
+        ),
+    )

@@ -14,6 +14,7 @@ import polars as pl
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.linter.rules.envelope import is_notification_method
+from mcptrace.linter.rules.lifecycle import reopenings
 from mcptrace.linter.rules.stdio import cut_by_capture
 
 _KEY = ["session", "direction", "id"]
@@ -68,18 +69,15 @@ def _reused(ctx: LintContext) -> pl.DataFrame:
 
 
 def _handshakes_before(ctx: LintContext, requests: pl.DataFrame) -> pl.DataFrame:
-    """``requests`` (sorted by ``request_ordinal``) plus ``_handshake``: how many
-    `initialize` requests of the client its session had up to it. An `initialize` must
-    open a session, so a later one opens another: two connections recorded under one
-    session name (`mcptrace record --session` run twice), each numbering from 0."""
+    """``requests`` (sorted by ``request_ordinal``) plus ``_handshake``: how many times
+    its session was opened anew (see :func:`reopenings`) up to it; ids are compared
+    within one opening."""
     if requests.is_empty():
         return requests.with_columns(_handshake=pl.lit(0, pl.UInt32))
     opened = (
-        ctx.part("requests", "session", "ordinal", "method", "direction")
-        .filter((pl.col("method") == "initialize") & (pl.col("direction") != "s2c"))
+        reopenings(ctx)
         .filter(pl.col("session").is_in(requests["session"].unique().implode()))
         .select("session", _opened="ordinal")
-        .sort("_opened")
         .with_columns(_handshake=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("session"))
     )
     return requests.join_asof(
@@ -99,9 +97,10 @@ def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     session, even if that request was answered long ago.
 
     Client-issued and server-issued ids are counted separately, and `5` and `"5"` are
-    different ids. An `initialize` request opens a new session: ids used before a later
-    `initialize` of the client are not compared with those after it (two connections
-    recorded under one session name each number their requests from 0).
+    different ids. An `initialize` sent after a successful handshake opens a new
+    session: ids used before it are not compared with those after it (two connections
+    recorded under one session name each number their requests from 0; LC017 notes
+    them).
 
     ## Why is this bad?
     Before 2026-07-28 an id names one request for the whole session. Peers that log,
