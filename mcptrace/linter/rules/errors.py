@@ -626,11 +626,10 @@ def _prompt_listing(body: str | None) -> dict[str, list[str]] | None:
     return listing
 
 
-def _missing_arguments(listing: str, name: str, request: str | None) -> str | None:
-    """The required arguments of prompt ``name`` in ``listing`` (a complete
-    `prompts/list` result) that the `prompts/get` ``request`` does not give, joined; None
-    when the listing does not name the prompt, "" when none is missing."""
-    prompts = _prompt_listing(listing) or {}
+def _missing_arguments(prompts: dict[str, list[str]], name: str, request: str | None) -> str | None:
+    """The required arguments of prompt ``name`` in ``prompts`` (a complete listing, see
+    :func:`_prompt_listing`) that the `prompts/get` ``request`` does not give, joined;
+    None when the listing does not name the prompt, "" when none is missing."""
     if name not in prompts:
         return None
     try:
@@ -677,14 +676,19 @@ def _build_prompt_errors(ctx: LintContext) -> pl.DataFrame:
     ).select("session", "request_ordinal", "response_ordinal")
     listings = ctx.lookup(listings, "request_ordinal", _asked="message")
     listings = ctx.lookup(listings, "response_ordinal", _answer="message")
-    # a listing that is not complete keeps no text: it still is the latest one
-    complete = [_prompt_listing(text) is not None for text in listings["_answer"].to_list()]
+    # each listing parsed once, by its ordinal; one that is not complete still is the
+    # latest one, and leaves the requests after it unjudged
+    parsed = {
+        at: _prompt_listing(text)
+        for at, text in listings.select("response_ordinal", "_answer").iter_rows()
+    }
+    complete = [parsed[at] is not None for at in listings["response_ordinal"].to_list()]
     paged = pl.col("_asked").str.json_path_match("$.params.cursor").is_not_null()
     listings = (
         listings.with_columns(
             _complete=pl.Series(complete, dtype=pl.Boolean) & ~paged.fill_null(False)
         )
-        .select("session", "_answer", "_complete", _listed="response_ordinal")
+        .select("session", "_complete", _listed="response_ordinal")
         .sort("_listed")
     )
     changes = (
@@ -722,8 +726,8 @@ def _build_prompt_errors(ctx: LintContext) -> pl.DataFrame:
         return empty
     judged = ctx.lookup(judged, "request_ordinal", _request="message")
     missing = [
-        _missing_arguments(listing, name, request)
-        for listing, name, request in judged.select("_answer", "name", "_request").iter_rows()
+        _missing_arguments(parsed[listed] or {}, name, request)
+        for listed, name, request in judged.select("_listed", "name", "_request").iter_rows()
     ]
     return judged.with_columns(_missing=pl.Series(missing, dtype=pl.String)).select(empty.columns)
 
