@@ -274,6 +274,7 @@ CATALOGUE: tuple[Entry, ...] = _parse(_TABLE)
 
 #: rules with no catalogue entry: code -> why the rule exists
 BEYOND: dict[str, str] = {
+    "CP009": "capability negotiation: a declared feature refused as Method not found (a note)",
     "ER006": "JSON-RPC itself reserves -32768..-32000; a note on legacy codes there",
     "ER010": "prompts error handling: -32602 for an invalid prompt name (a SHOULD)",
     "ER011": "prompts error handling: -32602 for a missing required argument (a SHOULD)",

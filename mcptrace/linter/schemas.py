@@ -32,6 +32,15 @@ Which definitions a message is checked against (SPEC_RULES §6):
     2026-07-28, -32042 in 2025-11-25) against the message, the 2026-07-28
     ``ParseError`` … ``InternalError`` against ``msg.error``.
 
+Two definitions are widened to what ``schema.ts`` says, since the spec names it "the
+source of truth for all protocol messages and structures" (basic/index.mdx) and the
+JSON is generated from it with ``--defaultNumberType integer``, which turned every
+unannotated TypeScript ``number`` into ``integer`` (:data:`WIDENED`): the values of an
+``ElicitResult``'s ``content`` (what a user typed into a ``"type": "number"`` field,
+``3.14`` say) and, in 2026-07-28, ``JSONValue`` (any JSON: experimental capabilities,
+which also lost their ``null``). Counts, sizes, codes, ids and ``ttlMs`` stay integers,
+as their prose says they are.
+
 Formats (``uri``, ``uri-template``, ``byte``) are not asserted, in either dialect
 (SPEC_RULES §6 quirk 10). Errors a later check shares with the envelope check
 (same place, same reason) are reported once, by the envelope. The one error not
@@ -149,7 +158,54 @@ def _document(path: str, mtime_ns: int) -> tuple[dict[str, Any], str]:
     key = "$defs" if isinstance(doc.get("$defs"), dict) else "definitions"
     if not isinstance(doc.get(key), dict):
         raise UsageError(f"schema {path} has neither $defs nor definitions")
-    return doc, key
+    return {**doc, key: _with_numbers_widened(doc[key])}, key
+
+
+#: Definitions whose numbers schema.json narrows to integers where schema.ts allows any
+#: number (see the module doc), and the part of each to widen: definition -> (path of
+#: members to the part, whether the part also takes ``null``)
+WIDENED: Final[Mapping[str, tuple[tuple[str, ...], bool]]] = {
+    # schema.ts: content?: { [key: string]: string | number | boolean | string[] }
+    "ElicitResult": (("properties", "content"), False),
+    # schema.ts: string | number | boolean | null | JSONObject | JSONArray
+    "JSONValue": ((), True),
+}
+
+
+def _widened(node: Any, with_null: bool) -> Any:
+    """``node`` with each ``"type"`` that admits ``integer`` admitting any number (and
+    ``null`` when ``with_null``) instead; a new value, ``node`` is left as it is."""
+    if isinstance(node, list):
+        return [_widened(item, with_null) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _widened(value, with_null) for key, value in node.items()}
+    kinds = node.get("type")
+    listed = [kinds] if isinstance(kinds, str) else kinds
+    if isinstance(listed, list) and "integer" in listed:
+        widened = ["number" if kind == "integer" else kind for kind in listed]
+        if with_null and "null" not in widened:
+            widened.append("null")
+        out["type"] = widened if len(widened) > 1 else widened[0]
+    return out
+
+
+def _widened_at(node: Any, path: tuple[str, ...], with_null: bool) -> Any:
+    """``node`` with its part at ``path`` (members from it) widened by :func:`_widened`."""
+    if not path:
+        return _widened(node, with_null)
+    if not isinstance(node, dict) or path[0] not in node:
+        return node
+    return {**node, path[0]: _widened_at(node[path[0]], path[1:], with_null)}
+
+
+def _with_numbers_widened(defs: Mapping[str, Any]) -> dict[str, Any]:
+    """``defs`` with the parts named by :data:`WIDENED` widened."""
+    out = dict(defs)
+    for name, (path, with_null) in WIDENED.items():
+        if name in out:
+            out[name] = _widened_at(out[name], path, with_null)
+    return out
 
 
 def definitions(schema_dir: Path, revision: str) -> Mapping[str, Any]:

@@ -410,6 +410,71 @@ def test_sc003_result_type_2026(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("revision", ["2025-06-18", "2025-11-25", MODERN])
+def test_numbers_schema_ts_allows_are_not_narrowed_to_integers(
+    tmp_path: Path, revision: str
+) -> None:
+    """schema.json says integer where schema.ts says number (the generator's
+    --defaultNumberType integer): a decimal typed into a number field of a form, and in
+    2026-07-28 a decimal or null anywhere JSONValue is (experimental capabilities), pass;
+    what schema.ts does not allow still fails."""
+    modern = revision == MODERN
+    form = {
+        "message": "How much?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"ratio": {"type": "number", "minimum": 0, "default": 0.5}},
+        },
+    }
+    answer = {"action": "accept", "content": {"ratio": 3.14, "name": "x", "ok": True}}
+    bad = {"action": "accept", "content": {"ratio": {"value": 3.14}}}
+    experimental = {"x.example/feature": {"ratio": 0.5, "fallback": None, "depth": [1.5]}}
+    if modern:
+        # a 2026 form travels inside an input_required result; its answer in the retry
+        elicit = {"method": "elicitation/create", "params": {"mode": "form", **form}}
+        capabilities = {"elicitation": {}, "experimental": experimental}
+        caps = {**META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+        call = {"_meta": caps, "name": "book"}
+        lines: list[Line] = [
+            ("c2s", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}),
+            (
+                "s2c",
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "result": {"resultType": "input_required", "inputRequests": {"r": elicit}},
+                },
+            ),
+            *[
+                (
+                    "c2s",
+                    {
+                        "jsonrpc": "2.0",
+                        "id": n,
+                        "method": "tools/call",
+                        "params": {**call, "inputResponses": {"r": given}},
+                    },
+                )
+                for n, given in ((2, answer), (3, bad))
+            ],
+        ]
+        found = _sc(tmp_path, revision, lines)
+        assert [(line, code) for line, code, _ in found] == [(4, "SC002")]
+        assert "inputResponses.r.content.ratio" in found[0][2]
+        return
+    lines = [
+        ("s2c", {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": form}),
+        ("c2s", {"jsonrpc": "2.0", "id": 1, "result": answer}),
+        ("s2c", {"jsonrpc": "2.0", "id": 2, "method": "elicitation/create", "params": form}),
+        ("c2s", {"jsonrpc": "2.0", "id": 2, "result": bad}),
+    ]
+    found = _sc(tmp_path, revision, lines)
+    assert [(line, code) for line, code, _ in found] == [(4, "SC003")]
+    assert found[0][2].startswith(
+        "result of elicitation/create fails ElicitResult at $.result.content.ratio"
+    )
+
+
 def test_sc004_error_definition(tmp_path: Path) -> None:
     unsupported = {"code": -32022, "message": "Unsupported protocol version"}
     lines_2026: list[Line] = [

@@ -114,6 +114,14 @@ def _undeclared(
     travel a direction the method allows, and whose gate is known not to be declared
     (unknown capabilities are kept out), with ``side`` (whose capability gates it) and
     ``gate``. ``side`` keeps only the gates of that side."""
+    return _gated(frame, ctx, kind, side, declared=False)
+
+
+def _gated(
+    frame: pl.DataFrame, ctx: LintContext, kind: str, side: str | None, *, declared: bool
+) -> pl.DataFrame:
+    """As :func:`_undeclared`, keeping the rows whose gate is known to be ``declared``
+    or known not to be."""
     gates = _gates().filter(pl.col("spec_kind") == kind).drop("spec_kind")
     keep = [c for c in ("ordinal", "response_ordinal") if c in frame.columns]
     key = ["session", "revision", "method", "direction"]
@@ -136,7 +144,7 @@ def _undeclared(
     if side is not None:
         verdicts = verdicts.filter(pl.col("side") == side)
     verdicts = verdicts.join(_declared(ctx), on=["session", "side", "gate"], how="left").filter(
-        ~pl.col("declared").fill_null(True)
+        pl.col("declared").eq_missing(declared)
     )
     return rows.join(verdicts, on=key)
 
@@ -320,6 +328,74 @@ def undeclared_server_feature_served(ctx: LintContext) -> pl.DataFrame:
         bad,
         pl.format(
             "server answered {} successfully but never declared the `{}` capability",
+            "method",
+            "gate",
+        ),
+    )
+
+
+@rule(
+    code="CP009",
+    name="declared-capability-method-not-found",
+    severity="info",
+    revisions=ALL_REVISIONS,
+    scope="pairing",
+)
+def declared_capability_method_not_found(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Notes an error `-32601` (Method not found) answering a request whose capability the
+    answering side declared.
+
+    For example `resources/subscribe` refused by a server that declared
+    `resources.subscribe`, `logging/setLevel` by one that declared `logging`, or
+    `roots/list` by a client that declared `roots`. Capabilities come from the handshake
+    (legacy revisions) or the `server/discover` result (2026-07-28); sessions without
+    them are not judged. `tools/call` is left out: `-32601` is how 2025-11-25 refuses a
+    call that breaks a tool's task support (TK008, TK009).
+
+    ## Why is this bad?
+    A capability says the feature is there, and the peer plans on it: a client that saw
+    `subscribe` counts on update notifications, a server that saw `roots` asks for them.
+    "Method not found" contradicts the declaration, so either the declaration or the
+    handler is wrong. No sentence of the spec requires the two to agree, hence a note.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18",
+     "capabilities": {"resources": {"subscribe": true}}, "serverInfo": {"name": "srv",
+     "version": "1.0"}}}
+    {"jsonrpc": "2.0", "id": 4, "method": "resources/subscribe", "params": {"uri": "file:///a"}}
+    {"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "Method not found"}}
+    ```
+
+    Use instead: declare only what is handled
+    ```json
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18",
+     "capabilities": {"resources": {}}, "serverInfo": {"name": "srv", "version": "1.0"}}}
+    ```
+
+    ## Reference
+    "Clients and servers establish which optional protocol features will be available
+    during the session" (basic/lifecycle.mdx#capability-negotiation, legacy revisions);
+    `resources.subscribe`: "Whether the client can subscribe to be notified of changes to
+    individual resources" (server/resources.mdx#capabilities, every revision). JSON-RPC
+    2.0 §5.1: -32601 "The method does not exist / is not available."
+    """
+    refused = ctx.calls.filter(
+        (pl.col("outcome") == "error")
+        & (pl.col("error_code") == -32601)
+        & (pl.col("method") != "tools/call")
+        & pl.col("response_ordinal").is_not_null()
+    ).select("response_ordinal", "session", "revision", "method", "direction")
+    bad = _gated(refused, ctx, "request", None, declared=True)
+    answerer = (
+        pl.when(pl.col("side") == "server").then(pl.lit("server")).otherwise(pl.lit("client"))
+    )
+    return findings(
+        bad.with_columns(ordinal=pl.col("response_ordinal")),
+        pl.format(
+            "{} answered {} with -32601 (Method not found) but declared the `{}` capability",
+            answerer,
             "method",
             "gate",
         ),

@@ -123,7 +123,10 @@ def schema_message_invalid(ctx: LintContext) -> pl.DataFrame:
 
     The definition is the method's in the session's revision (`CallToolRequest` for
     `tools/call`, `ProgressNotification` for `notifications/progress`, ...). Methods the
-    revision does not define are left to the envelope check (SC001).
+    revision does not define are left to the envelope check (SC001). Where the JSON Schema
+    says `integer` but the TypeScript schema it is generated from says `number`, in data
+    that is anyone's (2026-07-28 `JSONValue`, such as experimental capabilities, which also
+    take `null`; the answers in an elicitation's `content`), any number passes.
 
     ## Why is this bad?
     The receiver decodes `params` by the method's definition: a missing required member
@@ -169,7 +172,10 @@ def schema_result_invalid(ctx: LintContext) -> pl.DataFrame:
     request; whether a plain answer should have been one is TK006's), the whole message against
     `<X>ResultResponse` in 2026-07-28. A 2026-07-28 result that says
     `"resultType": "complete"` is checked against `<X>Result` itself, because
-    `<X>ResultResponse` also admits any object as an `InputRequiredResult`.
+    `<X>ResultResponse` also admits any object as an `InputRequiredResult`. The answers in
+    an `ElicitResult`'s `content` may be any number, as the TypeScript schema says
+    (`3.14` typed into a `"type": "number"` field), where the JSON Schema generated from
+    it narrows them to integers; the same holds for 2026-07-28 `JSONValue`.
 
     ## Why is this bad?
     The requester decodes the result by the method it called: a `tools/call` result without
