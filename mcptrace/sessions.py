@@ -12,6 +12,15 @@ The revision of a session is determined, most trustworthy first (SPEC_RULES §5)
    2025-11-25; ``elicitation/create`` -> 2025-06-18 or later, ...);
 5. ``unknown``.
 
+A 2026-07-28 session (by ``meta``, header or fingerprint; no ``initialize``) whose
+requests the server only refused over HTTP (every
+answer a ``4xx``/``5xx`` status, no success, no JSON-RPC error delivered normally and no
+modern error -32020..-32022) speaks no revision the capture can tell: that is how a
+legacy server answers a 2026-07-28 request ("Anything else identifies a legacy server",
+versioning.mdx), and the client then falls back to ``initialize`` in a new HTTP session.
+Its revision is ``unknown`` rather than the 2026-07-28 of its requests, which the server
+never spoke.
+
 Only the few handshake rows are parsed here (with Polars JSON paths); the
 messages table already carries every per-row fact this needs.
 """
@@ -96,6 +105,8 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         "result_type",
         "protocol_version",
         "http_headers",
+        "http_status",
+        "error_code",
         "message",
     )
     lazy = messages.lazy()
@@ -195,13 +206,27 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
             ),
         )
     )
+    answers = pl.col("kind").is_in(["response", "error"])
+    refused = (pl.col("http_status") >= 400).fill_null(False)
+    refused_query = (
+        lazy.filter(
+            (pl.col("direction") == "s2c")
+            & pl.col("kind").is_in(["response", "error", "transport"])
+        )
+        .group_by("session", maintain_order=True)
+        .agg(
+            refused_only=refused.any()
+            & ~(answers & ~refused).any()
+            & ~pl.col("error_code").is_between(-32022, -32020).fill_null(False).any()
+        )
+    )
     seen_query = (
         lazy.filter(pl.col("protocol_version").is_not_null())
         .group_by("session", maintain_order=True)
         .agg(pl.col("protocol_version").unique(maintain_order=True).alias("revisions_seen"))
     )
     # the group-bys over every message run side by side, as one batch of queries
-    init_req, init_res, meta_revision, header, fingerprint, seen = pl.collect_all(
+    init_req, init_res, meta_revision, header, fingerprint, seen, refusals = pl.collect_all(
         [
             init_req_query,
             init_res_query,
@@ -209,6 +234,7 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
             header_query,
             fingerprint_query,
             seen_query,
+            refused_query,
         ]
     )
     meta = meta_revision.join(meta_client, on="session", how="left")
@@ -222,8 +248,21 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         [fingerprint, telemetry.select("session").join(fingerprint, on="session", how="anti")],
         how="diagonal_relaxed",
     )
-    for part in (init_req, init_res, meta, discover, header, telemetry):
+    for part in (init_req, init_res, meta, discover, header, telemetry, refusals):
         ident = ident.join(part, on="session", how="left")
+    # a refused session's 2026 evidence is the client's alone (see the module doc)
+    unspoken = (
+        pl.col("refused_only").fill_null(False)
+        & pl.col("agreed_revision").is_null()
+        & pl.col("requested_revision").is_null()
+        & (pl.coalesce("meta_revision", "header_revision", "fp_revision") >= "2026-07-28")
+    )
+    ident = ident.with_columns(
+        [
+            pl.when(unspoken).then(None).otherwise(pl.col(name)).alias(name)
+            for name in ("meta_revision", "header_revision", "fp_revision")
+        ]
+    )
     ident = ident.with_columns(
         revision=pl.coalesce(
             "agreed_revision",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import polars as pl
@@ -181,6 +182,49 @@ def test_both_sides_have_separate_id_spaces(write_lines: WriteLines) -> None:
     assert calls.select("direction", "method", "latency_ms").rows() == [
         ("c2s", "tools/call", 3000.0),
         ("s2c", "roots/list", 1000.0),
+    ]
+
+
+def test_a_2026_probe_the_server_only_refused_over_http_speaks_no_revision(
+    write_lines: WriteLines,
+) -> None:
+    """A legacy server answers a 2026-07-28 request with a 4xx and no modern error
+    (versioning.mdx: "Anything else identifies a legacy server"): the session speaks no
+    revision. A modern error (-32022) or any normal answer keeps the 2026 revision, and a
+    refused legacy session keeps the revision its header names."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    discover = req(1, "server/discover", {"_meta": meta})
+
+    def http(status: int) -> dict[str, Any]:
+        return {"transport": "http", "http": {"method": "POST", "status": status}}
+
+    refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad Request"}}
+    modern = err(1, -32022, "Unsupported protocol version")
+    old_header = {
+        "transport": "http",
+        "http": {"method": "GET", "status": 400, "headers": {"MCP-Protocol-Version": "2025-06-18"}},
+    }
+    path = write_lines(
+        [
+            rec(discover, session="refused", **http(400)),
+            rec(refusal, dir="s2c", session="refused", **http(400)),
+            rec(discover, session="modern-error", **http(400)),
+            rec(modern, dir="s2c", session="modern-error", **http(400)),
+            rec(discover, session="answered", **http(200)),
+            rec(err(1, -32601, "nope"), dir="s2c", session="answered", **http(200)),
+            rec("HTTP GET /mcp (no body)", kind="transport", session="legacy", **old_header),
+            rec(refusal, dir="s2c", session="legacy", **old_header),
+        ]
+    )
+    got = mcptrace.load(path).sessions.select("session", "revision", "revision_source").rows()
+    assert got == [
+        ("refused", None, "unknown"),
+        ("modern-error", "2026-07-28", "meta"),
+        ("answered", "2026-07-28", "meta"),
+        ("legacy", "2025-06-18", "http_header"),
     ]
 
 

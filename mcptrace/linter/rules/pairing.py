@@ -358,6 +358,11 @@ def error_without_id(ctx: LintContext) -> pl.DataFrame:
     Flags error responses with no `id` (absent or `null`) whose code says the request was
     read: anything but -32700 (Parse error) and -32600 (Invalid Request).
 
+    The body of an HTTP error status (`4xx`, `5xx`) is not flagged: Streamable HTTP lets
+    a server that cannot accept a `POST` answer with an HTTP error whose body "MAY
+    comprise a JSON-RPC error response that has no `id`", and such a body also answers a
+    refused `GET`.
+
     ## Why is this bad?
     Only an error about a request too malformed to read its id may go without one. Any
     other error (method not found, invalid params, internal error) concerns a request whose
@@ -379,16 +384,20 @@ def error_without_id(ctx: LintContext) -> pl.DataFrame:
     "Error responses MUST include the same ID as the request they correspond to (except in
     error cases where the ID could not be read due a malformed request)." —
     basic/index.mdx#error-responses (2025-11-25, 2026-07-28). Earlier schemas require `id`
-    on every `JSONRPCError`.
+    on every `JSONRPCError`. "If the server cannot accept the input, it MUST return an HTTP
+    error status code (e.g., 400 Bad Request). The HTTP response body MAY comprise a
+    JSON-RPC error response that has no `id`." — basic/transports.mdx#sending-messages-to-
+    the-server (2025-11-25; basic/transports/streamable-http.mdx in 2026-07-28).
     """
     bad = ctx.messages.select(
-        "ordinal", "kind", "parse_error", "id", "id_type", "error_code"
+        "ordinal", "kind", "parse_error", "id", "id_type", "error_code", "http_status"
     ).filter(
         (pl.col("kind") == "error")
         & pl.col("parse_error").is_null()
         & (pl.col("id").is_null() | (pl.col("id_type") == "null"))
         & pl.col("error_code").is_not_null()
         & ~pl.col("error_code").is_in(_UNREADABLE_CODES)
+        & ~(pl.col("http_status") >= 400).fill_null(False)
     )
     message = pl.format(
         "error {} has no id, although only errors about unreadable requests "
@@ -424,6 +433,12 @@ def _last_sent(rows: pl.DataFrame, sessions: pl.Series, alias: str) -> pl.DataFr
 def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
     calls = _issued(ctx).filter(
         (pl.col("outcome") == "unanswered") & ~pl.col("method").is_in(_LONG_LIVED)
+    )
+    # an HTTP error status on the exchange that carried the request is its answer, and
+    # its body (if any) an error without an id: transports.mdx, "If the server cannot
+    # accept the input, it MUST return an HTTP error status code"
+    calls = ctx.lookup(calls, "request_ordinal", _http_status="http_status").filter(
+        ~(pl.col("_http_status") >= 400).fill_null(False)
     )
     sessions = calls["session"].unique().implode()
     # the last message of the receiver, only in the sessions that have such calls
@@ -464,7 +479,9 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
     Requests answered only when they end (`subscriptions/listen`) are not flagged;
     requests followed by nothing from the receiver are PR007. A request after which the
     receiver sent a line the capture tool cut (see JR014), most likely its answer, is not
-    flagged.
+    flagged, nor one whose HTTP `POST` the server refused with a `4xx` or `5xx` status:
+    that status is its answer (a legacy server refusing a 2026-07-28 request, say, whose
+    error body has no `id`).
 
     ## Why is this bad?
     The receiver is alive but lost or ignored the request, and the sender neither got an
@@ -520,7 +537,8 @@ def unanswered_at_end_of_capture(ctx: LintContext) -> pl.DataFrame:
     Reports requests without a response after which the receiver sent nothing more in the
     session: the capture (or the receiver) ended while they were pending.
 
-    Cancelled requests and `subscriptions/listen` are not reported.
+    Cancelled requests, `subscriptions/listen` and requests whose HTTP `POST` the server
+    refused with a `4xx` or `5xx` status (their answer) are not reported.
 
     ## Why is this bad?
     Often harmless (the capture was stopped mid-call), but it is also what a crashed or

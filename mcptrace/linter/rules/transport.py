@@ -1513,7 +1513,8 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     `Mcp-*` routing headers (a resumption cannot be told apart), responses of sessions
     whose `GET` stream announced an `endpoint` event (the 2024-11-05 HTTP+SSE
     transport, where every response comes on the `GET` stream, whatever revision was
-    negotiated over it), and sessions captured as per-direction files.
+    negotiated over it), sessions captured as per-direction files, and the body of a
+    `GET` the server refused with an HTTP error status (`4xx`, `5xx`): no stream was opened.
 
     ## Why is this bad?
     The `GET` stream is for server-initiated requests and notifications. A response
@@ -1549,13 +1550,25 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     # the mask alone first: most captures have no GET at all
     on_get = (ctx.messages["http_method"] == "GET").fill_null(False)
     rows = ctx.messages.select(
-        "ordinal", "session", "source", "line", "direction", "kind", "id", "http_headers", "message"
+        "ordinal",
+        "session",
+        "source",
+        "line",
+        "direction",
+        "kind",
+        "id",
+        "http_headers",
+        "http_status",
+        "message",
     )
     if not on_get.any():
         return findings(rows.clear(), "")
     rows = rows.filter(on_get)
+    # the body of a refused GET (an HTTP error status) is no message on a stream
     responses = rows.filter(
-        (pl.col("direction") == "s2c") & pl.col("kind").is_in(["response", "error"])
+        (pl.col("direction") == "s2c")
+        & pl.col("kind").is_in(["response", "error"])
+        & ~(pl.col("http_status") >= 400).fill_null(False)
     )
     if responses.is_empty():
         return findings(responses, "")
