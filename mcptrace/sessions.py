@@ -208,8 +208,12 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     )
     answers = pl.col("kind").is_in(["response", "error"])
     refused = (pl.col("http_status") >= 400).fill_null(False)
+    # only sessions with a refusal are looked at (a cheap test of an integer column first):
+    # most captures have none
+    with_refusal = lazy.filter(refused).select("session").unique()
     refused_query = (
-        lazy.filter(
+        lazy.join(with_refusal, on="session", how="semi")
+        .filter(
             (pl.col("direction") == "s2c")
             & pl.col("kind").is_in(["response", "error", "transport"])
         )

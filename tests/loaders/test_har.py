@@ -14,6 +14,7 @@ import pytest
 from factories import SAMPLES, err, initialize, initialize_result, note, req, res
 
 import mcptrace
+from mcptrace.linter import lint
 from mcptrace.loaders import FORMATS, detect, har
 from mcptrace.loaders.base import NOT_JSON, Head, make_head
 from mcptrace.loaders.reader import read_content
@@ -345,6 +346,33 @@ def test_headers_are_a_json_object_per_side(tmp_path: Path) -> None:
         "Content-Type": "application/json",
         "Vary": "Origin, Accept",
     }
+
+
+def test_unanswered_requests_name_the_http_exchange(tmp_path: Path) -> None:
+    """PR006 on a HAR: a request whose exchange got no HTTP response says so (the client
+    gave up on it, or it failed); one refused with an HTTP error status was answered."""
+    sid = {"Mcp-Session-Id": "s-1"}
+    entries = [
+        exchange(
+            initialize("2025-11-25"), response=initialize_result("2025-11-25"), resp_headers=sid
+        ),
+        exchange(
+            req(1, "tools/call", {"name": "slow"}),
+            headers=sid,
+            status=0,
+            _error="net::ERR_ABORTED",
+        ),
+        exchange(req(2, "tools/call", {"name": "x"}), headers=sid, status=400, response="Bad"),
+        exchange(req(3, "tools/call", {"name": "y"}), headers=sid, status=202),
+        exchange(req(4, "tools/list"), headers=sid, response=res(4, {"tools": []})),
+    ]
+    found = lint(load(tmp_path, entries), select=["PR006"])
+    assert found["message"].to_list() == [
+        "request tools/call id 1 was never answered, although the server kept sending "
+        "messages; its HTTP request ended without a response (failed, or abandoned by "
+        "the client without notifications/cancelled)",
+        "request tools/call id 3 was never answered, although the server kept sending messages",
+    ]
 
 
 def test_error_responses(tmp_path: Path) -> None:

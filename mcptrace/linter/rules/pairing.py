@@ -481,7 +481,9 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
     receiver sent a line the capture tool cut (see JR014), most likely its answer, is not
     flagged, nor one whose HTTP `POST` the server refused with a `4xx` or `5xx` status:
     that status is its answer (a legacy server refusing a 2026-07-28 request, say, whose
-    error body has no `id`).
+    error body has no `id`). In a HAR, which keeps each exchange whole, a request whose
+    exchange got no HTTP response at all says so: most often the client abandoned it
+    without the `notifications/cancelled` it owes.
 
     ## Why is this bad?
     The receiver is alive but lost or ignored the request, and the sender neither got an
@@ -516,11 +518,27 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
         # the receiver sent a line after it that the capture tool cut: its answer, likely
         & ~(pl.col("_peer_cut") > pl.col("request_ordinal")).fill_null(False)
     )
+    # a HAR keeps each exchange whole: a request without a status got no HTTP response
+    # at all, most often because the client gave up on it (the browser's ERR_ABORTED)
+    rows = ctx.lookup(rows, "request_ordinal", _format="format", _http_method="http_method")
+    dropped = (
+        (pl.col("_format") == "har")
+        & pl.col("_http_method").is_not_null()
+        & pl.col("_http_status").is_null()
+    )
     message = pl.format(
-        "request {} id {} was never answered, although the {} kept sending messages",
+        "request {} id {} was never answered, although the {} kept sending messages{}",
         "method",
         "id",
         "_peer",
+        pl.when(dropped)
+        .then(
+            pl.lit(
+                "; its HTTP request ended without a response (failed, or abandoned by the "
+                "client without notifications/cancelled)"
+            )
+        )
+        .otherwise(pl.lit("")),
     )
     return findings(rows.rename({"request_ordinal": "ordinal"}), message)
 
