@@ -225,8 +225,10 @@ def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.Dat
     notification is sent. A HAR holds each exchange whole, as one entry whose rows share
     a line: a request whose entry carries the server's messages (an event stream) but
     not its response had its stream closed before the answer, by the client or by the
-    network, which the HAR cannot tell apart. Earlier revisions say a disconnection is
-    no cancellation, so there such a request stays unanswered."""
+    network, which the HAR cannot tell apart; so had a request whose exchange got no HTTP
+    response at all (a browser's ``ERR_ABORTED``: "The server MUST treat a client
+    disconnect as cancellation of that request"). Earlier revisions say a disconnection
+    is no cancellation, so there such a request stays unanswered."""
     waiting = (pl.col("outcome") == "unanswered") & (
         pl.col("revision").fill_null("") >= STREAM_CLOSE_CANCELS
     )
@@ -241,10 +243,20 @@ def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.Dat
         .select(request_source="source", request_line="line", _streamed=pl.lit(True))
         .unique(["request_source", "request_line"])
     )
+    # the exchange of the request itself ended without a status: no response came
+    dropped = messages.filter(
+        (pl.col("format") == "har")
+        & (pl.col("kind") == "request")
+        & pl.col("http_method").is_not_null()
+        & pl.col("http_status").is_null()
+    )["ordinal"]
     closed = (
-        calls.select("request_source", "request_line")
+        calls.select("request_source", "request_line", "request_ordinal")
         .join(streamed, on=["request_source", "request_line"], how="left", maintain_order="left")
-        .select(pl.col("_streamed").fill_null(False))
+        .select(
+            pl.col("_streamed").fill_null(False)
+            | pl.col("request_ordinal").is_in(dropped.implode()).fill_null(False)
+        )
         .to_series()
     )
     closed = calls.select(waiting & closed).to_series()

@@ -351,8 +351,8 @@ CALLS = Table(
             "cancelled",
             pl.Boolean(),
             "a notifications/cancelled named this request, or (2026-07-28, a HAR) the SSE "
-            "stream of its POST closed before its response: that revision's cancellation "
-            "over Streamable HTTP",
+            "stream of its POST closed before its response, or the POST got no HTTP response "
+            "at all: that revision's cancellation over Streamable HTTP",
         ),
         Column("cancel_line", pl.Int64(), "line of the first notifications/cancelled for it"),
         Column(

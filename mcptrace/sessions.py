@@ -13,7 +13,7 @@ The revision of a session is determined, most trustworthy first (SPEC_RULES §5)
 5. ``unknown``.
 
 A 2026-07-28 session (by ``meta``, header or fingerprint; no ``initialize``) whose
-requests the server only refused over HTTP (every
+requests are ``server/discover`` probes the server only refused over HTTP (every
 answer a ``4xx``/``5xx`` status, no success, no JSON-RPC error delivered normally and no
 modern error -32020..-32022) speaks no revision the capture can tell: that is how a
 legacy server answers a 2026-07-28 request ("Anything else identifies a legacy server",
@@ -211,17 +211,21 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     # only sessions with a refusal are looked at (a cheap test of an integer column first):
     # most captures have none
     with_refusal = lazy.filter(refused).select("session").unique()
+    server_side = (pl.col("direction") == "s2c") & pl.col("kind").is_in(
+        ["response", "error", "transport"]
+    )
+    client_requests = (pl.col("direction") == "c2s") & (pl.col("kind") == "request")
     refused_query = (
         lazy.join(with_refusal, on="session", how="semi")
-        .filter(
-            (pl.col("direction") == "s2c")
-            & pl.col("kind").is_in(["response", "error", "transport"])
-        )
+        .filter(server_side | client_requests)
         .group_by("session", maintain_order=True)
         .agg(
-            refused_only=refused.any()
-            & ~(answers & ~refused).any()
+            refused_only=(server_side & refused).any()
+            & ~(server_side & answers & ~refused).any()
             & ~pl.col("error_code").is_between(-32022, -32020).fill_null(False).any()
+            # only the era probe: a refused tools/list is more likely a broken request
+            # (a missing header, a wrong Accept) to a modern server, judged as 2026
+            & (pl.col("method").filter(client_requests) == "server/discover").all()
         )
     )
     seen_query = (

@@ -188,10 +188,11 @@ def test_both_sides_have_separate_id_spaces(write_lines: WriteLines) -> None:
 def test_a_2026_probe_the_server_only_refused_over_http_speaks_no_revision(
     write_lines: WriteLines,
 ) -> None:
-    """A legacy server answers a 2026-07-28 request with a 4xx and no modern error
-    (versioning.mdx: "Anything else identifies a legacy server"): the session speaks no
-    revision. A modern error (-32022) or any normal answer keeps the 2026 revision, and a
-    refused legacy session keeps the revision its header names."""
+    """A legacy server answers a 2026-07-28 server/discover probe with a 4xx and no modern
+    error (versioning.mdx: "Anything else identifies a legacy server"): the session speaks
+    no revision. A modern error (-32022), any normal answer or a refused request other
+    than the probe keeps the 2026 revision, and a refused legacy session keeps the
+    revision its header names."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -213,6 +214,9 @@ def test_a_2026_probe_the_server_only_refused_over_http_speaks_no_revision(
             rec(refusal, dir="s2c", session="refused", **http(400)),
             rec(discover, session="modern-error", **http(400)),
             rec(modern, dir="s2c", session="modern-error", **http(400)),
+            # a refused tools/list is more likely a broken request to a modern server
+            rec(req(2, "tools/list", {"_meta": meta}), session="broken", **http(406)),
+            rec(refusal, dir="s2c", session="broken", **http(406)),
             rec(discover, session="answered", **http(200)),
             rec(err(1, -32601, "nope"), dir="s2c", session="answered", **http(200)),
             rec("HTTP GET /mcp (no body)", kind="transport", session="legacy", **old_header),
@@ -223,6 +227,7 @@ def test_a_2026_probe_the_server_only_refused_over_http_speaks_no_revision(
     assert got == [
         ("refused", None, "unknown"),
         ("modern-error", "2026-07-28", "meta"),
+        ("broken", "2026-07-28", "meta"),
         ("answered", "2026-07-28", "meta"),
         ("legacy", "2025-06-18", "http_header"),
     ]

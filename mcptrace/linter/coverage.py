@@ -292,6 +292,7 @@ BEYOND: dict[str, str] = {
     "SC002": "official schema validation (catalogue §6), with --schema-dir",
     "SC003": "official schema validation (catalogue §6), with --schema-dir",
     "SC004": "official schema validation (catalogue §6), with --schema-dir",
+    "TK010": "tasks: requestors SHOULD respect the pollInterval (2025-11-25)",
 }
 
 HEADER = (

@@ -336,7 +336,10 @@ def _entry_ends_scanned(data: bytes, opening: int) -> tuple[list[int], bool]:
 
 
 def _headers(value: Any) -> dict[str, str]:
-    """HAR ``[{name, value}]`` as ``{name: value}``; repeated names joined with ``, ``."""
+    """HAR ``[{name, value}]`` as ``{name: value}``; repeated names joined with ``, ``,
+    except a repeat of the same name and value, kept once: exporters that merge two
+    sources of headers (chrome-har) write each twice, and ``Mcp-Session-Id: s1, s1``
+    would split an exchange off its session."""
     out: dict[str, str] = {}
     if type(value) is not list:
         return out
@@ -346,7 +349,10 @@ def _headers(value: Any) -> dict[str, str]:
         v = h.get("value")
         text = v if type(v) is str else ("" if v is None else _json.dumps(v))
         name = h["name"]
-        out[name] = f"{out[name]}, {text}" if name in out else text
+        if name not in out:
+            out[name] = text
+        elif text not in out[name].split(", "):
+            out[name] = f"{out[name]}, {text}"
     return out
 
 

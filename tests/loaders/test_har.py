@@ -348,6 +348,30 @@ def test_headers_are_a_json_object_per_side(tmp_path: Path) -> None:
     }
 
 
+def test_a_header_repeated_with_the_same_value_is_kept_once(tmp_path: Path) -> None:
+    """chrome-har writes each header twice: the exchange stays in its session. Different
+    values of one name are still joined as HTTP joins them."""
+    entries = [
+        exchange(
+            initialize("2025-11-25"),
+            response=initialize_result("2025-11-25"),
+            resp_headers={"Mcp-Session-Id": "s1"},
+        ),
+        exchange(req(1, "tools/list"), response=res(1, {"tools": []})),
+    ]
+    repeated = [
+        {"name": "Mcp-Session-Id", "value": "s1"},
+        {"name": "Mcp-Session-Id", "value": "s1"},
+        {"name": "Accept", "value": "application/json"},
+        {"name": "Accept", "value": "text/event-stream"},
+    ]
+    entries[1]["request"]["headers"] = repeated
+    trace = load(tmp_path, entries)
+    assert trace.messages["session"].unique().to_list() == ["s1"]
+    headers = orjson.loads(trace.messages["http_headers"][2])
+    assert headers == {"Mcp-Session-Id": "s1", "Accept": "application/json, text/event-stream"}
+
+
 def test_unanswered_requests_name_the_http_exchange(tmp_path: Path) -> None:
     """PR006 on a HAR: a request whose exchange got no HTTP response says so (the client
     gave up on it, or it failed); one refused with an HTTP error status was answered."""
@@ -818,10 +842,14 @@ def test_a_server_request_stamped_after_its_answer_has_no_latency(tmp_path: Path
 
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
-def test_a_post_stream_closed_before_the_response(tmp_path: Path, revision: str) -> None:
+@pytest.mark.parametrize("closed", ["stream", "exchange"])
+def test_a_post_stream_closed_before_the_response(
+    tmp_path: Path, revision: str, closed: str
+) -> None:
     # the client gave up on call 2 by closing its POST's event stream (progress came,
-    # no result), then called again: 2026-07-28 calls that a cancellation, earlier
-    # revisions say a disconnection is none
+    # no result), or before any response came (the browser's ERR_ABORTED), then called
+    # again: 2026-07-28 calls that a cancellation, earlier revisions say a disconnection
+    # is none
     modern = revision >= "2026-07-28"
     meta = {
         "io.modelcontextprotocol/protocolVersion": revision,
@@ -843,9 +871,15 @@ def test_a_post_stream_closed_before_the_response(tmp_path: Path, revision: str)
                  started=STARTS[0]),
         exchange(note("notifications/initialized"), status=202, headers=session, started=STARTS[1]),
     ]  # fmt: skip
-    entries += [
+    slow_call = (
         exchange(call(2, "slow"), response=stream, mime="text/event-stream", headers=session,
-                 started=STARTS[2], time=1000),
+                 started=STARTS[2], time=1000)
+        if closed == "stream"
+        else exchange(call(2, "slow"), status=0, headers=session, started=STARTS[2],
+                      _error="net::ERR_ABORTED")
+    )  # fmt: skip
+    entries += [
+        slow_call,
         exchange(call(3, "fast"), response=result, headers=session, started=STARTS[4]),
     ]  # fmt: skip
     trace = load(tmp_path, entries)

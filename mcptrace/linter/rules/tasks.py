@@ -1235,3 +1235,157 @@ def forbidden_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
             line_of("list_ordinal"),
         ),
     )
+
+
+#: where each kind of status message (see :func:`_statuses`) carries `pollInterval`
+_POLL_INTERVAL = {
+    "CreateTaskResult": "$.result.task.pollInterval",
+    "tasks/get result": "$.result.pollInterval",
+    "tasks/cancel result": "$.result.pollInterval",
+    _STATUS: "$.params.pollInterval",
+}
+#: how much sooner than `pollInterval` a poll may come before it counts as ignoring it:
+#: timers fire late and early by a few percent
+_POLL_SLACK = 0.9
+
+
+@rule(
+    code="TK010",
+    name="task-poll-interval-ignored",
+    severity="warning",
+    revisions=_TASKS_2025,
+    scope="session",
+)
+def task_poll_interval_ignored(ctx: LintContext) -> pl.DataFrame:
+    """## What it does
+    Flags a `tasks/get` sent sooner after the requester's previous `tasks/get` of the same
+    task than the `pollInterval` the task's receiver last gave for it.
+
+    The interval is the one of the latest message before the poll that reported the task
+    with a `pollInterval`: its `CreateTaskResult`, a `tasks/get` or `tasks/cancel` result,
+    or a `notifications/tasks/status`. A poll counts as too soon when it comes less than
+    nine tenths of the interval after the one before (timers are not exact). Not judged:
+    polls without timestamps, a poll after a `notifications/tasks/status` for the task
+    that came between the two (a status change is a reason to look), and sessions whose
+    two directions a capture cannot order.
+
+    ## Why is this bad?
+    The receiver sets `pollInterval` to say how often checking is worthwhile; polling
+    faster only loads it (each `tasks/get` is a request it must answer) and learns nothing
+    sooner. Servers that run many tasks rely on it to pace their clients.
+
+    ## Example
+    ```json
+    {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "t-1", "status": "working",
+     "createdAt": "2025-11-25T10:00:00Z", "lastUpdatedAt": "2025-11-25T10:00:00Z",
+     "ttl": 60000, "pollInterval": 5000}}}
+    {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": "t-1"}}
+    {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "t-1"}}
+    ```
+    (the two polls half a second apart)
+
+    Use instead: wait `pollInterval` (5 s) between two `tasks/get` of the task.
+
+    ## Reference
+    "Requestors **SHOULD** respect the `pollInterval` provided in responses when
+    determining polling frequency." —
+    docs/specification/2025-11-25/basic/utilities/tasks.mdx#getting-tasks (2025-11-25);
+    "Receivers **MAY** include a `pollInterval` value (in milliseconds) in `tasks/get`
+    responses to suggest polling intervals. Requestors **SHOULD** respect this value when
+    provided." (#task-polling).
+    """
+    empty = pl.DataFrame(schema={"ordinal": pl.Int64})
+    polls = (
+        ctx.part("requests", "method", "parse_error", "modern", "session", "direction", "ordinal")
+        .filter(
+            (pl.col("method") == "tasks/get")
+            & pl.col("parse_error").is_null()
+            & ~pl.col("modern")
+            & pl.col("direction").is_in(["c2s", "s2c"])
+        )
+        .drop("method", "parse_error", "modern")
+    )
+    statuses = _statuses(ctx).filter(pl.col("what").is_in(list(_POLL_INTERVAL)))
+    if polls.is_empty() or statuses.is_empty():
+        return findings(empty, "")
+    polls = (
+        ctx.lookup(polls, "ordinal", ts="ts", message="message")
+        .filter(
+            pl.col("ts").is_not_null()
+            & ctx.in_place()
+            & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+        )
+        .pipe(json_paths, task_id="$.params.taskId")
+        .filter(pl.col("task_id").is_not_null())
+        .with_columns(
+            reports=_receiver(pl.col("direction")), direction=pl.col("direction").cast(pl.String)
+        )
+        .drop("message")
+        .sort("ordinal")
+    )
+    # each poll with the one before it, of the same task by the same requester
+    key = ["session", "direction", "task_id"]
+    polls = polls.with_columns(
+        previous=pl.col("ordinal").shift().over(key),
+        previous_ts=pl.col("ts").shift().over(key),
+    ).filter(pl.col("previous").is_not_null())
+    advice = ctx.lookup(statuses, "ordinal", message="message")
+    advice = pl.concat(
+        [
+            advice.filter(pl.col("what") == what).pipe(json_paths, _poll=path)
+            for what, path in _POLL_INTERVAL.items()
+        ]
+    ).select(
+        "session",
+        pl.col("direction").alias("reports"),
+        "task_id",
+        pl.col("ordinal").alias("advised"),
+        pl.col("what"),
+        poll_ms=pl.col("_poll").cast(pl.Float64, strict=False),
+    )
+    interval = advice.filter(pl.col("poll_ms").is_not_null() & (pl.col("poll_ms") > 0)).sort(
+        "advised"
+    )
+    notified = (
+        advice.filter(pl.col("what") == _STATUS)
+        .select("session", "reports", "task_id", notified="advised")
+        .sort("notified")
+    )
+    on = ["session", "reports", "task_id"]
+    judged = (
+        polls.join_asof(
+            interval,
+            left_on="ordinal",
+            right_on="advised",
+            by=on,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .join_asof(
+            notified,
+            left_on="ordinal",
+            right_on="notified",
+            by=on,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(
+            pl.col("poll_ms").is_not_null()
+            & ~(pl.col("notified") > pl.col("previous")).fill_null(False)
+        )
+        .with_columns(gap_ms=(pl.col("ts") - pl.col("previous_ts")).dt.total_microseconds() / 1000)
+        .filter((pl.col("gap_ms") >= 0) & (pl.col("gap_ms") < _POLL_SLACK * pl.col("poll_ms")))
+    )
+    return findings(
+        judged,
+        pl.format(
+            "tasks/get of task {} {} ms after the previous one ({}), though its pollInterval is "
+            "{} ms ({} at {})",
+            quoted(judged, "task_id"),
+            pl.col("gap_ms").round(0).cast(pl.Int64),
+            line_of("previous"),
+            pl.col("poll_ms").cast(pl.Int64),
+            "what",
+            line_of("advised"),
+        ),
+    )
