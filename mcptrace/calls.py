@@ -216,6 +216,33 @@ def _scattered(size: int, at: pl.Series, values: pl.Series) -> pl.Series:
 STREAM_CLOSE_CANCELS = "2026-07-28"
 
 
+def broken_off(messages: pl.DataFrame) -> pl.Series:
+    """Ordinals of the HAR requests whose exchange got no HTTP response at all, or broke
+    off after its status came (the HAR loader's transport row says so): what a browser
+    records when the client gave up on a request, or the network failed."""
+    from mcptrace.loaders.har import EXCHANGE_FAILED
+
+    har = messages.filter(pl.col("format") == "har")
+    if har.is_empty():
+        return pl.Series("ordinal", [], dtype=pl.Int64)
+    failed = (
+        har.filter(
+            (pl.col("kind") == "transport") & pl.col("message").str.starts_with(EXCHANGE_FAILED)
+        )
+        .select("source", "exchange")
+        .unique()
+    )
+    requests = har.filter(pl.col("kind") == "request")
+    return pl.concat(
+        [
+            requests.filter(pl.col("http_method").is_not_null() & pl.col("http_status").is_null())[
+                "ordinal"
+            ],
+            requests.join(failed, on=["source", "exchange"], how="semi")["ordinal"],
+        ]
+    )
+
+
 def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
     """``calls`` with the 2026-07-28 requests whose POST stream a HAR shows closed before
     their response marked cancelled.
@@ -223,42 +250,37 @@ def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.Dat
     2026-07-28 cancels a request over Streamable HTTP by closing the SSE stream of its
     ``POST`` ("Closing the SSE response stream is the cancellation signal"): no
     notification is sent. A HAR holds each exchange whole, as one entry whose rows share
-    a line: a request whose entry carries the server's messages (an event stream) but
+    its ``exchange``: a request whose entry carries the server's messages (an event stream) but
     not its response had its stream closed before the answer, by the client or by the
     network, which the HAR cannot tell apart; so had a request whose exchange got no HTTP
-    response at all (a browser's ``ERR_ABORTED``: "The server MUST treat a client
-    disconnect as cancellation of that request"). Earlier revisions say a disconnection
-    is no cancellation, so there such a request stays unanswered."""
+    response at all, or broke off after its status came (a browser's ``ERR_ABORTED``:
+    "The server MUST treat a client disconnect as cancellation of that request").
+    Earlier revisions say a disconnection is no cancellation, so there such a request
+    stays unanswered."""
     waiting = (pl.col("outcome") == "unanswered") & (
         pl.col("revision").fill_null("") >= STREAM_CLOSE_CANCELS
     )
     if not calls.select(waiting.any()).item():
         return calls
+    # the exchanges (HAR entries) whose response stream carried a server message
     streamed = (
         messages.filter(
             (pl.col("format") == "har")
             & (pl.col("direction") == "s2c")
             & pl.col("kind").is_in(["request", "notification"])
+            & pl.col("exchange").is_not_null()
         )
-        .select(request_source="source", request_line="line", _streamed=pl.lit(True))
-        .unique(["request_source", "request_line"])
+        .select("source", "exchange", _streamed=pl.lit(True))
+        .unique(["source", "exchange"])
     )
-    # the exchange of the request itself ended without a status: no response came
-    dropped = messages.filter(
-        (pl.col("format") == "har")
-        & (pl.col("kind") == "request")
-        & pl.col("http_method").is_not_null()
-        & pl.col("http_status").is_null()
-    )["ordinal"]
-    closed = (
-        calls.select("request_source", "request_line", "request_ordinal")
-        .join(streamed, on=["request_source", "request_line"], how="left", maintain_order="left")
-        .select(
-            pl.col("_streamed").fill_null(False)
-            | pl.col("request_ordinal").is_in(dropped.implode()).fill_null(False)
-        )
-        .to_series()
-    )
+    requests = messages.filter(
+        (pl.col("format") == "har") & (pl.col("kind") == "request") & (pl.col("direction") == "c2s")
+    ).join(streamed, on=["source", "exchange"], how="inner")
+    dropped = broken_off(messages)
+    closed = calls.select(
+        pl.col("request_ordinal").is_in(requests["ordinal"].implode()).fill_null(False)
+        | pl.col("request_ordinal").is_in(dropped.implode()).fill_null(False)
+    ).to_series()
     closed = calls.select(waiting & closed).to_series()
     if not closed.any():
         return calls

@@ -261,6 +261,13 @@ MESSAGES = Table(
             "http_headers", pl.String(), "HTTP headers as a JSON object text, names as captured"
         ),
         Column(
+            "exchange",
+            pl.Int64(),
+            "HTTP exchange the row belongs to where the capture keeps each one whole (the "
+            "0-based index of its HAR entry): a request and the response or events that "
+            "answered it share it; null for other captures",
+        ),
+        Column(
             "message",
             pl.String(),
             "the JSON-RPC message as text: as on the wire when the capture keeps it, else compact "

@@ -138,6 +138,8 @@ def scan(
         "transport": rows["transport"].fill_null(transport),
         "batch_index": _constant(None, pl.Int32(), n),
         "batched": _constant(False, pl.Boolean(), n),
+        # the lines the scanner takes carry no HTTP exchanges
+        "exchange": _constant(None, pl.Int64(), n),
         "parse_error": _constant(None, pl.String(), n),
     }
 

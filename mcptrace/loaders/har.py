@@ -602,9 +602,11 @@ def _add_entry(
     ctx: LoadContext,
     counts: _Counts,
     http_sse: str | None,
+    exchange: int,
 ) -> None:
-    """The rows of one entry; ``http_sse`` is the session of the HTTP+SSE transport the
-    entry belongs to (its stream, or a ``POST`` to the endpoint the stream announced)."""
+    """The rows of entry number ``exchange``; ``http_sse`` is the session of the HTTP+SSE
+    transport the entry belongs to (its stream, or a ``POST`` to the endpoint the stream
+    announced)."""
     if type(entry) is not dict:
         rows.add_invalid(line, _json.dumps(entry), f"HAR entry is a JSON {json_type(entry)}")
         return
@@ -672,6 +674,7 @@ def _add_entry(
         http_method=http_method,
         http_status=status,
         http_headers=_json.dumps(req_headers) if req_headers else None,
+        exchange=exchange,
     )
     notes = [p for p in (ts_problem, req_problem) if p]
     note = "; ".join(notes) or None
@@ -703,11 +706,24 @@ def _add_entry(
         http_method=http_method,
         http_status=status,
         http_headers=_json.dumps(resp_headers) if resp_headers else None,
+        exchange=exchange,
     )
     notes = [p for p in (end_problem, resp_problem) if p]
     start = len(rows)
     body = _Body(resp_body, resp_msg, is_sse, events, http_sse is not None)
     _add_response(rows, line, entry, resp, status, reason, body, env, notes)
+    failure = _failure(entry, resp) if status is not None else None
+    if failure is not None:
+        # the response began (a status came) and then the exchange broke off: whatever
+        # else the server sent on it is not in the HAR
+        rows.add_other(
+            line,
+            failure,
+            "transport",
+            env,
+            None,
+            text=f"{EXCHANGE_FAILED} ({failure}): the rest of it is not in the HAR",
+        )
     if http_method == "GET" and events:
         counts.streams.append(Stream(session, entry_start, len(rows), http_sse is not None))
     counts.cut_events += sum(1 for e in events if not e.complete)
@@ -736,6 +752,20 @@ def _size(content: Any) -> int:
     return size if type(size) is int else 0
 
 
+#: the text of the transport row that follows the response of an exchange that failed
+#: after its status came (a browser's ``net::ERR_ABORTED`` when the page gave up on it)
+EXCHANGE_FAILED = "HTTP exchange failed after its response began"
+
+
+def _failure(entry: dict[str, Any], resp: dict[str, Any]) -> str | None:
+    """Why the browser says the exchange failed: DevTools' ``_error``, Playwright's
+    ``response._failureText``; None when it did not."""
+    for value in (entry.get("_error"), resp.get("_error"), resp.get("_failureText")):
+        if type(value) is str and value:
+            return value
+    return None
+
+
 def _add_response(
     rows: RowBuilder,
     line: int,
@@ -749,9 +779,9 @@ def _add_response(
 ) -> None:
     note = "; ".join(notes) or None
     body, msg, events = parts.text, parts.parsed, parts.events
+    error = _failure(entry, resp)
     if status is None:
-        error = entry.get("_error") or resp.get("_error")
-        why = f": {error}" if type(error) is str and error else ""
+        why = f": {error}" if error else ""
         rows.add_other(
             line,
             _json.dumps(resp) if resp else "",
@@ -835,7 +865,7 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
     counts = _Counts()
     http_sse = _http_sse(entries)
     for i, entry in enumerate(entries):
-        _add_entry(rows, entry, starts[i], ctx, counts, _http_sse_session(http_sse, i, entry))
+        _add_entry(rows, entry, starts[i], ctx, counts, _http_sse_session(http_sse, i, entry), i)
 
     notes: list[str] = [mend_note] if mend_note else []
     if salvaged is not None:

@@ -277,6 +277,9 @@ class Envelope:
     http_method: str | None = None
     http_status: int | None = None
     http_headers: str | None = None
+    #: the HTTP exchange (request and response) the row belongs to, where the capture
+    #: keeps exchanges whole (a HAR entry's index)
+    exchange: int | None = None
 
 
 _NO_ENVELOPE = Envelope()
@@ -289,6 +292,7 @@ _ENV_SPARSE = (
     "http_method",
     "http_status",
     "http_headers",
+    "exchange",
 )
 
 
@@ -364,6 +368,7 @@ _SPARSE = (
     "http_method",
     "http_status",
     "http_headers",
+    "exchange",
     "parse_error",
 )
 _SPARSE_TYPES: dict[str, pl.DataType] = {
@@ -375,6 +380,7 @@ _SPARSE_TYPES: dict[str, pl.DataType] = {
     "error_code_is_int": pl.Boolean(),
     "tool_error": pl.Boolean(),
     "http_status": pl.Int64(),
+    "exchange": pl.Int64(),
 }
 
 
@@ -625,6 +631,7 @@ class RowBuilder:
             "http_method": sp["http_method"],
             "http_status": sp["http_status"],
             "http_headers": sp["http_headers"],
+            "exchange": sp["exchange"],
             "message": message,
             "raw": raw,
             "parse_error": sp["parse_error"],

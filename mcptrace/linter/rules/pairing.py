@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace.calls import broken_off
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.linter.rules.envelope import is_notification_method
@@ -482,8 +483,8 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
     flagged, nor one whose HTTP `POST` the server refused with a `4xx` or `5xx` status:
     that status is its answer (a legacy server refusing a 2026-07-28 request, say, whose
     error body has no `id`). In a HAR, which keeps each exchange whole, a request whose
-    exchange got no HTTP response at all says so: most often the client abandoned it
-    without the `notifications/cancelled` it owes.
+    exchange got no HTTP response or broke off says so: most often the client abandoned
+    it without the `notifications/cancelled` it owes.
 
     ## Why is this bad?
     The receiver is alive but lost or ignored the request, and the sender neither got an
@@ -518,13 +519,13 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
         # the receiver sent a line after it that the capture tool cut: its answer, likely
         & ~(pl.col("_peer_cut") > pl.col("request_ordinal")).fill_null(False)
     )
-    # a HAR keeps each exchange whole: a request without a status got no HTTP response
-    # at all, most often because the client gave up on it (the browser's ERR_ABORTED)
-    rows = ctx.lookup(rows, "request_ordinal", _format="format", _http_method="http_method")
-    dropped = (
-        (pl.col("_format") == "har")
-        & pl.col("_http_method").is_not_null()
-        & pl.col("_http_status").is_null()
+    # a HAR keeps each exchange whole: it shows one that got no HTTP response or broke
+    # off, most often because the client gave up on it (the browser's ERR_ABORTED)
+    # (the message is made after request_ordinal is renamed ordinal)
+    dropped = pl.col("ordinal").is_in(
+        broken_off(ctx.messages).implode()
+        if not rows.is_empty()
+        else pl.Series([], dtype=pl.Int64).implode()
     )
     message = pl.format(
         "request {} id {} was never answered, although the {} kept sending messages{}",
@@ -534,7 +535,7 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
         pl.when(dropped)
         .then(
             pl.lit(
-                "; its HTTP request ended without a response (failed, or abandoned by the "
+                "; its HTTP exchange broke off before the answer (failed, or abandoned by the "
                 "client without notifications/cancelled)"
             )
         )

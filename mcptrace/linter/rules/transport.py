@@ -16,8 +16,9 @@ answering no request by id (a bodyless `202`/`404`, an error with `"id": null`).
 
 The stream rules (HT016, HT018 to HT020) need the SSE stream each server message came
 on. A HAR capture shows it: every row of one HTTP exchange (the request, and one row per
-event of its answer) points at the entry's line, so (source, line) is one stream. The
-capture format keeps no exchange, so HT018 to HT020 judge HAR captures only.
+event of its answer) carries the entry's index in ``exchange``, so (source, exchange) is
+one stream. The capture format keeps no exchange, so HT018 to HT020 judge HAR captures
+only.
 
 Sessions of the 2024-11-05 HTTP+SSE transport (a `GET` whose stream announced an
 `endpoint` event; see :func:`_http_sse_sessions`) are judged by HT019 only: that
@@ -1505,8 +1506,8 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     Flags a JSON-RPC response or error the server sent on the SSE stream of an HTTP
     `GET`, when that `GET` was not a resumption (it had no `Last-Event-ID` header).
 
-    The `GET` is the client row of the same exchange (a HAR entry's request, at the
-    same line) or, when the capture keeps no exchanges (the capture format), the
+    The `GET` is the client row of the same exchange (a HAR entry's request) or, when
+    the capture keeps no exchanges (the capture format), the
     session's latest `GET` before the response: then every earlier `GET` of the session
     must show no `Last-Event-ID`, since the response may come on any stream still open.
     Not judged: a `GET` whose request headers were not captured, or that shows only the
@@ -1553,7 +1554,7 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
         "ordinal",
         "session",
         "source",
-        "line",
+        "exchange",
         "direction",
         "kind",
         "id",
@@ -1579,17 +1580,18 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
         "ordinal",
         "session",
         "source",
-        "line",
+        "exchange",
         plain=pl.col("http_headers").is_not_null()
         & _GENERAL_HEADERS
         & ~_has_header(_RESUMPTION_HEADER),
     )
-    same_exchange = gets.select("session", "source", "line", "plain", get_ordinal="ordinal").unique(
-        ["session", "source", "line"], keep="first"
+    exchange = ["session", "source", "exchange"]
+    same_exchange = (
+        gets.filter(pl.col("exchange").is_not_null())
+        .select(*exchange, "plain", get_ordinal="ordinal")
+        .unique(exchange, keep="first")
     )
-    responses = responses.join(
-        same_exchange, on=["session", "source", "line"], how="left", maintain_order="left"
-    )
+    responses = responses.join(same_exchange, on=exchange, how="left", maintain_order="left")
     on_own_line = responses.filter(pl.col("get_ordinal").is_not_null())
     # every GET so far in the session was plain: no stream open then was a resumption
     so_far = gets.select(
@@ -1751,15 +1753,17 @@ def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
 # --- HT018-HT020: the SSE streams of HAR captures ------------------------------------
 #
 # A HAR entry is one HTTP exchange, and every row of it (the request's c2s rows, one s2c
-# row per SSE event of the response) points at the entry's line: (source, line) is one
-# stream. The capture format records no exchange (each row is its own line), so these
-# rules judge HAR rows only.
+# row per SSE event of the response) has the entry's index in `exchange`: (source,
+# exchange) is one stream (not the entry's line: a HAR written on one line, as
+# Playwright writes it, has every entry on line 1). The capture format records no
+# exchange (each row is its own line), so these rules judge HAR rows only.
 
 _HAR_COLUMNS = (
     "ordinal",
     "session",
     "source",
     "line",
+    "exchange",
     "direction",
     "kind",
     "id",
@@ -1772,7 +1776,7 @@ _HAR_COLUMNS = (
     "cancel_id",
     "message",
 )
-_EXCHANGE = ("source", "line")
+_EXCHANGE = ("source", "exchange")
 _SSE_TYPE = "text/event-stream"
 #: an SSE event whose data is empty (a reconnection primer): the SSE rules do not
 #: dispatch it, the HAR loader keeps it as a transport row saying so
@@ -1822,7 +1826,7 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
 
     Every copy on a stream other than the first copy's (the copy on the stream opened
     first: a HAR has no time per event) is flagged. Only HAR captures
-    are judged: there every row of one HTTP exchange points at the same line, which
+    are judged: there every row of one HTTP exchange carries the same `exchange`, which
     identifies the stream (the capture format records no exchange). Messages are the
     same when their JSON values are equal (member order and spacing aside), which takes
     the same kind, id and method and the same content. A response's own stream (the
@@ -1877,10 +1881,18 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
         & pl.col("id").is_not_null()
         & (pl.col("id_type") != "null")
     ).select(
-        "ordinal", "session", "source", "line", "kind", "id", "method", "http_headers", "message"
+        "ordinal",
+        "session",
+        "source",
+        "exchange",
+        "kind",
+        "id",
+        "method",
+        "http_headers",
+        "message",
     )
     # an id seen on one exchange only cannot be a broadcast: usually nothing is left
-    copies = copies.filter(pl.col("line").n_unique().over(key) > 1)
+    copies = copies.filter(pl.col("exchange").n_unique().over(key) > 1)
     if copies.is_empty():
         return findings(copies, "")
     copies = copies.filter(_streamable(ctx))
@@ -1921,17 +1933,19 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
         copies.with_columns(
             _value=pl.col("message").replace_strict(texts, values, return_dtype=pl.String)
         )
-        .filter(pl.col("line").n_unique().over(group) > 1)
+        .filter(pl.col("exchange").n_unique().over(group) > 1)
         # the copy that counts: on the response's own stream, else on the stream opened
         # first
         .sort(~pl.col("home"), "opened", "ordinal", nulls_last=True)
         .with_columns(
-            first_line=pl.col("line").first().over(group),
+            first_exchange=pl.col("exchange").first().over(group),
             first_ordinal=pl.col("ordinal").first().over(group),
             first_verb=pl.col("verb").first().over(group),
         )
     )
-    bad = copies.filter((pl.col("line") != pl.col("first_line")) & ~pl.col("home")).sort("ordinal")
+    bad = copies.filter((pl.col("exchange") != pl.col("first_exchange")) & ~pl.col("home")).sort(
+        "ordinal"
+    )
     what = (
         pl.when(pl.col("kind") == "request")
         .then(pl.format("request {} (id {})", "method", "id"))
