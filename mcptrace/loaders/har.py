@@ -390,6 +390,18 @@ def _body(obj: Any, what: str) -> tuple[str | None, str | None]:
     return text, f"unknown `{what}.encoding` {_json.dumps(encoding)}: body read as text"
 
 
+def _unsaved_request(request: dict[str, Any]) -> str | None:
+    """Why a request without body text had one the HAR did not save (exporters that omit
+    bodies keep their size; chrome-har keeps a JSON body as form ``params``), or None."""
+    post = request.get("postData")
+    if type(post) is dict and type(post.get("params")) is list and post["params"]:
+        return "the request body was saved as form parameters, not as its text"
+    size = request.get("bodySize")
+    if type(size) is int and size > 0:
+        return f"the request body ({size} bytes) was not saved in the HAR"
+    return None
+
+
 def _parse(text: str | None) -> Any:
     if text is None or not text.strip():
         return NOT_JSON
@@ -679,7 +691,13 @@ def _add_entry(
     notes = [p for p in (ts_problem, req_problem) if p]
     note = "; ".join(notes) or None
     start = len(rows)
-    if req_body is None or not req_body.strip():
+    unsaved = _unsaved_request(req) if req_body is None or not req_body.strip() else None
+    if unsaved is not None:
+        # the client sent a body the HAR did not keep: a message lost from the capture
+        what = f"{http_method or 'HTTP'} {url if type(url) is str else ''}".strip()
+        problem = f"{unsaved}: the message it carried is cut from the capture"
+        rows.add_invalid(line, what, "; ".join([*notes, problem]), env)
+    elif req_body is None or not req_body.strip():
         path = _path(url)
         rows.add_other(
             line,

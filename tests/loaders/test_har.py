@@ -372,6 +372,37 @@ def test_a_header_repeated_with_the_same_value_is_kept_once(tmp_path: Path) -> N
     assert headers == {"Mcp-Session-Id": "s1", "Accept": "application/json, text/event-stream"}
 
 
+def test_a_request_body_the_har_did_not_save_is_a_lost_message(tmp_path: Path) -> None:
+    """A body kept only as its size (omitted content) or as form params (chrome-har) is
+    a message cut from the capture: an invalid row saying so, not a bodiless request,
+    and its response is then no orphan (PR003). A GET has no body to lose."""
+    sid = {"Mcp-Session-Id": "s1"}
+    entries = [
+        exchange(
+            initialize("2025-11-25"), response=initialize_result("2025-11-25"), resp_headers=sid
+        ),
+        exchange(req(2, "tools/list"), headers=sid, response=res(2, {"tools": []})),
+        exchange(req(3, "ping"), headers=sid, response=res(3)),
+        exchange(method="GET", headers=sid, status=405),
+    ]
+    entries[1]["request"]["postData"]["text"] = ""
+    entries[1]["request"]["bodySize"] = 45
+    entries[2]["request"]["postData"] = {
+        "mimeType": "application/json",
+        "params": [{"name": "id", "value": "3"}],
+    }
+    trace = load(tmp_path, entries)
+    client = trace.messages.filter(pl.col("direction") == "c2s")
+    assert kinds(client) == ["request", "invalid", "invalid", "transport"]
+    assert client["parse_error"].to_list()[1:3] == [
+        "the request body (45 bytes) was not saved in the HAR: the message it carried is cut "
+        "from the capture",
+        "the request body was saved as form parameters, not as its text: the message it "
+        "carried is cut from the capture",
+    ]
+    assert lint(trace, select=["PR003"]).is_empty()
+
+
 def test_unanswered_requests_name_the_http_exchange(tmp_path: Path) -> None:
     """PR006 on a HAR: a request whose exchange got no HTTP response says so (the client
     gave up on it, or it failed); one refused with an HTTP error status was answered."""

@@ -770,9 +770,13 @@ def _mirror_problems(mirrored: str, arguments: str | None, headers: str) -> str 
         value: object = args
         for key in path:
             value = value.get(key, _MISSING) if isinstance(value, dict) else _MISSING
-        if value is _MISSING or value is None:
-            continue  # the header must then be left out
         header = f"Mcp-Param-{name}"
+        if value is _MISSING or value is None:
+            # the header must then be left out
+            if header.lower() in by_name:
+                what = "absent" if value is _MISSING else "null"
+                problems.append(f"{header} header sent, but argument {'.'.join(path)} is {what}")
+            continue
         argument = f"argument {'.'.join(path)} = {shown(value)}"
         if header.lower() not in by_name:
             problems.append(f"no {header} header for {argument}")
@@ -801,9 +805,9 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
     `=?base64?…?=` is decoded first; a string that needs that form (non-ASCII text,
     control characters, leading or trailing whitespace, the sentinel form itself) sent
     plain is flagged. Integers and other numbers are compared as numbers (`42` and
-    `42.0` match), booleans as `true`/`false`. Arguments that are absent or `null` need
-    no header, objects and arrays only need one to be there, and a request whose
-    headers were not captured is not judged.
+    `42.0` match), booleans as `true`/`false`. An argument that is absent or `null` must
+    have no header (one sent is flagged), objects and arrays only need one to be there,
+    and a request whose headers were not captured is not judged.
 
     ## Why is this bad?
     Load balancers, gateways and firewalls route and authorise on these headers without
@@ -838,7 +842,8 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/transports/streamable-http.mdx#custom-headers-from-tool-parameters;
     "Clients MUST encode parameter values before including them in HTTP headers" and
     "clients MUST use Base64 encoding of the UTF-8 representation" — same page,
-    #value-encoding (new in 2026-07-28).
+    #value-encoding (new in 2026-07-28); "Parameter value is `null`" and "Parameter not
+    in arguments": "Client MUST omit the header" — same page, the table of edge cases.
     """
     defs = tool_definitions(ctx)
     sessions = defs.filter(pl.col("mirrored").is_not_null())["session"].unique()
