@@ -44,7 +44,9 @@ among the exchanges they came between, as far as the capture tells
 (:mod:`mcptrace.loaders.har_streams`).
 
 Sessions: the ``Mcp-Session-Id`` header of the request, else of the response (the
-initialize response issues it). Exchanges without one (2026-07-28 is stateless,
+initialize response issues it); a 2026-07-28 request's own is left out when the
+response names none (that revision has no sessions, and the server must ignore the
+header). Exchanges without one (2026-07-28 is stateless,
 and legacy servers may not issue ids) are keyed by their MCP endpoint,
 ``scheme://host[:port]/path`` without the query: the origin alone would merge two
 servers behind one gateway, whose request ids would then collide in pairing.
@@ -56,7 +58,9 @@ see :mod:`mcptrace.loaders.har_streams`.
 
 Line numbers: a HAR is one pretty-printed document; every row of an entry points
 at the line where the entry's ``{`` is (found with a tokenizer, whatever the
-layout), or at the entry's 1-based index when that fails. ``raw`` holds what the
+layout), or at the entry's 1-based index when that fails; in a HAR written on one
+line (Playwright's) that is line 1 for every entry, so the ``exchange`` column (the
+entry's index) is what tells exchanges apart. ``raw`` holds what the
 row was read from: the request body, the response body, or the SSE event's lines.
 """
 
@@ -390,6 +394,14 @@ def _body(obj: Any, what: str) -> tuple[str | None, str | None]:
     return text, f"unknown `{what}.encoding` {_json.dumps(encoding)}: body read as text"
 
 
+def _stateless(headers: Mapping[str, str]) -> bool:
+    """The request speaks 2026-07-28 or later (its ``MCP-Protocol-Version``), which has no
+    sessions: an ``Mcp-Session-Id`` it sends anyway (the server must ignore it) does not
+    group it, unless the server answers with one."""
+    version = (_header(headers, "MCP-Protocol-Version") or "").strip()
+    return re.fullmatch(r"\d{4}-\d{2}-\d{2}", version) is not None and version >= "2026-07-28"
+
+
 def _unsaved_request(request: dict[str, Any]) -> str | None:
     """Why a request without body text had one the HAR did not save (exporters that omit
     bodies keep their size; chrome-har keeps a JSON body as form ``params``), or None."""
@@ -653,7 +665,13 @@ def _add_entry(
     raw_status = resp.get("status")
     status = raw_status if type(raw_status) is int and raw_status > 0 else None
     reason = _reason(status, resp.get("statusText"))
-    session = _header(req_headers, "Mcp-Session-Id") or _header(resp_headers, "Mcp-Session-Id")
+    issued = _header(resp_headers, "Mcp-Session-Id")
+    sent = (
+        None
+        if _stateless(req_headers) and issued is None
+        else _header(req_headers, "Mcp-Session-Id")
+    )
+    session = sent or issued
     if session is None:
         session = http_sse or endpoint or ctx.stem
         if http_sse is None:
@@ -834,6 +852,11 @@ def _add_response(
         if size > 0 and body is None:
             notes.append(f"the response body ({size} bytes) was not saved in the HAR")
             text = f"HTTP {status}{reason} (body not saved)"
+        elif size < 0 and body is None:
+            # Playwright's mark of a response still arriving when the HAR was written
+            # (a GET stream left open): whatever it carried is not in the file
+            notes.append("the response was still arriving when the HAR was written")
+            text = f"HTTP {status}{reason} (unfinished: what it carried is not in the HAR)"
         else:
             text = f"HTTP {status}{reason} (no body)"
         rows.add_other(line, body or "", "transport", env, "; ".join(notes) or None, text=text)

@@ -403,6 +403,44 @@ def test_a_request_body_the_har_did_not_save_is_a_lost_message(tmp_path: Path) -
     assert lint(trace, select=["PR003"]).is_empty()
 
 
+def test_a_2026_request_is_not_grouped_by_a_session_id_the_server_ignored(
+    tmp_path: Path,
+) -> None:
+    """2026-07-28 has no sessions: an Mcp-Session-Id the client sends anyway (the server
+    must ignore it) does not split its exchanges off the others; one the server answers
+    with, as a legacy server does, still groups them."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    modern = {"MCP-Protocol-Version": "2026-07-28"}
+    entries = [
+        exchange(req(1, "tools/list", {"_meta": meta}), headers=modern, response=res(1)),
+        exchange(
+            req(2, "tools/list", {"_meta": meta}),
+            headers={**modern, "Mcp-Session-Id": "abc"},
+            response=res(2),
+        ),
+        exchange(
+            req(3, "tools/list"),
+            headers={"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "s-9"},
+            response=res(3),
+            resp_headers={"Mcp-Session-Id": "s-9"},
+        ),
+    ]
+    sessions = load(tmp_path, entries).messages["session"].to_list()
+    assert sessions == [URL, URL, URL, URL, "s-9", "s-9"]
+
+
+def test_a_response_still_arriving_when_the_har_was_written(tmp_path: Path) -> None:
+    # Playwright closes a context with a GET stream open: size -1, no text
+    entry = exchange(method="GET", headers={"Mcp-Session-Id": "s1"}, mime="text/event-stream")
+    entry["response"]["content"]["size"] = -1
+    row = load(tmp_path, [entry]).messages.row(1, named=True)
+    assert row["message"] == "HTTP 200 OK (unfinished: what it carried is not in the HAR)"
+    assert row["parse_error"] == "the response was still arriving when the HAR was written"
+
+
 def test_unanswered_requests_name_the_http_exchange(tmp_path: Path) -> None:
     """PR006 on a HAR: a request whose exchange got no HTTP response says so (the client
     gave up on it, or it failed); one refused with an HTTP error status was answered."""
