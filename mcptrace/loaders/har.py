@@ -70,10 +70,11 @@ import base64
 import binascii
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -402,10 +403,72 @@ def _stateless(headers: Mapping[str, str]) -> bool:
     return re.fullmatch(r"\d{4}-\d{2}-\d{2}", version) is not None and version >= "2026-07-28"
 
 
+def _attachments(content: Content, ctx: LoadContext) -> Callable[[str], bytes | None]:
+    """Where the bodies a HAR keeps as separate files (Playwright's ``content: "attach"``:
+    ``_file`` instead of ``text``) are: the other members of its zip archive, else files
+    in the HAR's folder, named without any folder part."""
+    if content.attachment is not None:
+        return content.attachment
+    folder = None if content.stdin else Path(ctx.source).parent
+
+    def beside(name: str) -> bytes | None:
+        if folder is None or Path(name).name != name or name in ("", ".", ".."):
+            return None
+        try:
+            return (folder / name).read_bytes()
+        except OSError:
+            return None
+
+    return beside
+
+
+def _with_attachments(
+    entries: list[Any], attached: Callable[[str], bytes | None]
+) -> tuple[list[Any], int]:
+    """``entries`` with each body kept as a file read into its ``text`` (copies of the
+    entries that change), and how many such files were not found."""
+    missing = 0
+
+    def filled(part: Any) -> Any:
+        nonlocal missing
+        if type(part) is not dict or type(part.get("_file")) is not str or part.get("text"):
+            return part
+        data = attached(part["_file"])
+        if data is None:
+            missing += 1
+            return part
+        text, _ = decode_raw(data)
+        return {**part, "text": text}
+
+    out = []
+    for entry in entries:
+        if type(entry) is not dict:
+            out.append(entry)
+            continue
+        request, response = entry.get("request"), entry.get("response")
+        request = request if type(request) is dict else {}
+        response = response if type(response) is dict else {}
+        post, body = request.get("postData"), response.get("content")
+        new_post, new_body = filled(post), filled(body)
+        if new_post is post and new_body is body:
+            out.append(entry)
+            continue
+        copy = dict(entry)
+        if new_post is not post:
+            copy["request"] = {**request, "postData": new_post}
+        if new_body is not body:
+            copy["response"] = {**response, "content": new_body}
+        out.append(copy)
+    return out, missing
+
+
 def _unsaved_request(request: dict[str, Any]) -> str | None:
     """Why a request without body text had one the HAR did not save (exporters that omit
-    bodies keep their size; chrome-har keeps a JSON body as form ``params``), or None."""
+    bodies keep their size; chrome-har keeps a JSON body as form ``params``; an attached
+    file went missing), or None."""
     post = request.get("postData")
+    if type(post) is dict and type(post.get("_file")) is str:
+        return f"the request body was kept as the file {post['_file']}, which is not there"
     if type(post) is dict and type(post.get("params")) is list and post["params"]:
         return "the request body was saved as form parameters, not as its text"
     size = request.get("bodySize")
@@ -903,12 +966,18 @@ def load(content: Content, ctx: LoadContext) -> LoadResult:
         return LoadResult(messages=rows.frame(), lines=n_lines)
 
     starts = _entry_lines(salvaged.text if salvaged else content.data, len(entries))
+    entries, missing = _with_attachments(entries, _attachments(content, ctx))
     counts = _Counts()
     http_sse = _http_sse(entries)
     for i, entry in enumerate(entries):
         _add_entry(rows, entry, starts[i], ctx, counts, _http_sse_session(http_sse, i, entry), i)
 
     notes: list[str] = [mend_note] if mend_note else []
+    if missing:
+        notes.append(
+            f"{missing} bod{'y' if missing == 1 else 'ies'} kept as separate files "
+            "(`_file`) not found beside the HAR: those messages are not in the capture"
+        )
     if salvaged is not None:
         line = min(salvaged.cut_line, n_lines)
         raw, _ = decode_raw(content.lines[line - 1])

@@ -11,6 +11,7 @@ import codecs
 import io
 import re
 import sys
+import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from mcptrace.errors import CaptureError
 #: the path that names standard input, as in most command-line tools
 STDIN = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
 _BOM = b"\xef\xbb\xbf"
 #: byte order marks of the wide encodings a capture may be saved in (Windows PowerShell's
 #: `>` and `Out-File` write UTF-16LE): (mark, codec, name); UTF-32 first, as its
@@ -54,6 +56,9 @@ class Content:
     notes: list[str] = field(default_factory=list)
     #: read from standard input (the path ``-``): there is no file to read again
     stdin: bool = False
+    #: the other members of the zip archive ``data`` was taken from, by name (a
+    #: Playwright HAR archive keeps bodies as files beside ``har.har``); None otherwise
+    attachment: Callable[[str], bytes | None] | None = None
     _lines: list[bytes] | None = None
 
     @property
@@ -142,6 +147,32 @@ def _gunzip(raw: bytes) -> tuple[bytes, str | None]:
     return bytes(out), warning
 
 
+def _unzip_har(content: Content) -> None:
+    """``content`` holding a zip archive with one ``.har`` member (what Playwright writes
+    when asked to record a HAR into a ``.zip``) reads as that HAR, its other members
+    kept as the attachments its entries name. Any other zip is left as it is."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content.data))
+        hars = [i for i in archive.infolist() if i.filename.lower().endswith(".har")]
+        if len(hars) != 1:
+            return
+        data = archive.read(hars[0])
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, EOFError, zlib.error):
+        return
+    members = {i.filename for i in archive.infolist() if not i.is_dir()}
+
+    def attachment(name: str) -> bytes | None:
+        if name not in members:
+            return None
+        try:
+            return archive.read(name)
+        except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, EOFError, zlib.error):
+            return None
+
+    content.data, content.compressed, content.attachment = data, True, attachment
+    content.notes.append(f"read {hars[0].filename} from the zip archive")
+
+
 def read_content(path: str | Path, limit: int | None = None) -> Content:
     """Read a capture file; raises :class:`CaptureError` when it cannot be read at all.
 
@@ -156,7 +187,7 @@ def read_content(path: str | Path, limit: int | None = None) -> Content:
     try:
         with open(path, "rb") as f:
             raw = f.read(limit) if limit is not None else f.read()
-            if limit is not None and not raw.startswith((_GZIP_MAGIC, *_WIDE_MARKS)):
+            if limit is not None and not raw.startswith((_GZIP_MAGIC, _ZIP_MAGIC, *_WIDE_MARKS)):
                 partial = bool(f.read(1))
             elif limit is not None:
                 raw += f.read()
@@ -179,6 +210,8 @@ def _read_stdin() -> bytes:
 def _from_bytes(source: str, raw: bytes, *, partial: bool = False, stdin: bool = False) -> Content:
     """The content of ``raw``: decompressed, decoded to UTF-8, its BOM set aside."""
     content = Content(source=source, data=raw, partial=partial, stdin=stdin)
+    if raw.startswith(_ZIP_MAGIC):
+        _unzip_har(content)
     if raw.startswith(_GZIP_MAGIC):
         data, warning = _gunzip(raw)
         if data or warning is None:

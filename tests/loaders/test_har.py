@@ -441,6 +441,60 @@ def test_a_response_still_arriving_when_the_har_was_written(tmp_path: Path) -> N
     assert row["parse_error"] == "the response was still arriving when the HAR was written"
 
 
+def _attached_entries() -> list[dict[str, Any]]:
+    """Two exchanges whose bodies Playwright kept as files (``content: "attach"``)."""
+    entries = [
+        exchange(initialize("2025-11-25"), response=initialize_result("2025-11-25")),
+        exchange(req(2, "tools/list"), response=res(2, {"tools": []})),
+    ]
+    entries[1]["request"]["postData"] = {"mimeType": "application/json", "text": "",
+                                         "_file": "aa11.json"}  # fmt: skip
+    entries[1]["response"]["content"] = {"mimeType": "application/json", "size": 30,
+                                         "_file": "bb22.json"}  # fmt: skip
+    return entries
+
+
+ATTACHED = {
+    "aa11.json": orjson.dumps(req(2, "tools/list")),
+    "bb22.json": orjson.dumps(res(2, {"tools": []})),
+}
+
+
+def test_bodies_kept_as_files_beside_the_har_are_read(tmp_path: Path) -> None:
+    path = write_har(tmp_path / "capture.har", _attached_entries())
+    for name, data in ATTACHED.items():
+        (tmp_path / name).write_bytes(data)
+    trace = mcptrace.load(path)
+    assert trace.calls["outcome"].to_list() == ["ok", "ok"]
+    # a file that is not there: the loss is said, once for the file
+    (tmp_path / "aa11.json").unlink()
+    trace = mcptrace.load(path)
+    assert kinds(trace.messages)[2] == "invalid"  # the request, of its size only
+    note = trace.sources["note"].item()
+    assert "1 body kept as separate files (`_file`) not found beside the HAR" in note
+
+
+def test_a_playwright_har_zip_archive_is_read_with_its_attachments(tmp_path: Path) -> None:
+    import zipfile
+
+    har_text = write_har(tmp_path / "x.har", _attached_entries()).read_bytes()
+    archive = tmp_path / "recording.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("har.har", har_text)
+        for name, data in ATTACHED.items():
+            zf.writestr(name, data)
+    trace = mcptrace.load(archive)
+    assert trace.calls["outcome"].to_list() == ["ok", "ok"]
+    assert trace.sources["format"].item() == "har"
+    assert "read har.har from the zip archive" in trace.sources["note"].item()
+    # a zip without a HAR is no capture
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("a.txt", "hello")
+    with pytest.raises(mcptrace.errors.CaptureError, match="binary content"):
+        mcptrace.load(other)
+
+
 def test_unanswered_requests_name_the_http_exchange(tmp_path: Path) -> None:
     """PR006 on a HAR: a request whose exchange got no HTTP response says so (the client
     gave up on it, or it failed); one refused with an HTTP error status was answered."""
