@@ -377,14 +377,23 @@ def test_a_request_body_the_har_did_not_save_is_a_lost_message(tmp_path: Path) -
     a message cut from the capture: an invalid row saying so, not a bodiless request,
     and its response is then no orphan (PR003). A GET has no body to lose."""
     sid = {"Mcp-Session-Id": "s1"}
+
+    def streamed(*messages: Any) -> str:
+        return "".join(f"data: {orjson.dumps(m).decode()}\n\n" for m in messages)
+
+    def progress(token: str) -> dict[str, Any]:
+        return note("notifications/progress", {"progressToken": token, "progress": 1})
+
     entries = [
         exchange(
             initialize("2025-11-25"), response=initialize_result("2025-11-25"), resp_headers=sid
         ),
-        exchange(req(2, "tools/list"), headers=sid, response=res(2, {"tools": []})),
+        # the lost request carried the token its progress names: no PG003 for it
+        exchange(req(2, "tools/list"), headers=sid, mime="text/event-stream",
+                 response=streamed(progress("t2"), res(2, {"tools": []}))),
         exchange(req(3, "ping"), headers=sid, response=res(3)),
         exchange(method="GET", headers=sid, status=405),
-    ]
+    ]  # fmt: skip
     entries[1]["request"]["postData"]["text"] = ""
     entries[1]["request"]["bodySize"] = 45
     entries[2]["request"]["postData"] = {
@@ -394,6 +403,7 @@ def test_a_request_body_the_har_did_not_save_is_a_lost_message(tmp_path: Path) -
     trace = load(tmp_path, entries)
     client = trace.messages.filter(pl.col("direction") == "c2s")
     assert kinds(client) == ["request", "invalid", "invalid", "transport"]
+    assert lint(trace, select=["PG003"]).is_empty()
     assert client["parse_error"].to_list()[1:3] == [
         "the request body (45 bytes) was not saved in the HAR: the message it carried is cut "
         "from the capture",

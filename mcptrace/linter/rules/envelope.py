@@ -720,9 +720,10 @@ def invalid_message_line(ctx: LintContext) -> pl.DataFrame:
     Non-JSON text on a stdio stream is reported as pollution by ST001/ST002 instead. A
     line the capture tool itself cut (mcpsnoop's `truncated` frames at its size cap,
     Claude Desktop's `...[N chars truncated]...`, a log's last line cut while being
-    written, a HAR document cut short) is reported too, its reason saying so: the
-    capture lost that message. Its consequences are not reported again: the request it
-    most likely answered is no PR006, the response to the request it held no PR003.
+    written, a HAR document cut short, a request body a HAR did not keep) is reported
+    too, its reason saying so: the capture lost that message. Its consequences are not
+    reported again: the request it most likely answered is no PR006, the response to
+    the request it held no PR003, progress for the token it carried no PG003.
 
     ## Why is this bad?
     The peer cannot parse such a line either: on stdio it is stream pollution that breaks

@@ -23,6 +23,7 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule
+from mcptrace.linter.rules.stdio import cut_by_capture
 
 _PROGRESS = "notifications/progress"
 #: a notification this close after the response is a race, not a violation
@@ -283,6 +284,10 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
     Flags a `notifications/progress` whose `progressToken` was not carried by any earlier
     request of the peer in the same session (tokens `5` and `"5"` differ).
 
+    Not flagged after the peer sent a line the capture lost (JR014 reports it: a HAR
+    that did not keep a request body, a line the capture tool cut), which most likely
+    carried the token.
+
     ## Why is this bad?
     Progress may only be reported for a token the other side handed out with a request.
     A notification for an unknown token (a typo, a token invented by the server, the
@@ -315,6 +320,28 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
     unknown = progress.filter(
         pl.col("request_ordinal").is_null() & ~(pl.col("modern") & (pl.col("direction") == "c2s"))
     )
+    if not unknown.is_empty():
+        # the requester sent a line before it that the capture lost (JR014): the request
+        # that carried the token, likely
+        cut = (
+            ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error")
+            .filter(cut_by_capture())
+            .group_by("session", "direction")
+            .agg(_first_cut=pl.col("ordinal").min())
+            .select(
+                "session",
+                pl.col("direction")
+                .cast(pl.String)
+                .replace_strict({"c2s": "s2c", "s2c": "c2s"}, default="unknown")
+                .alias("_sender"),
+                "_first_cut",
+            )
+        )
+        unknown = (
+            unknown.with_columns(_sender=pl.col("direction").cast(pl.String))
+            .join(cut, on=["session", "_sender"], how="left", maintain_order="left")
+            .filter(~(pl.col("_first_cut") < pl.col("ordinal")).fill_null(False))
+        )
     sender = (
         pl.when(pl.col("direction") == "unknown")
         .then(pl.lit("in this session"))
