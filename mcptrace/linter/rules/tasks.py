@@ -1265,9 +1265,10 @@ def task_poll_interval_ignored(ctx: LintContext) -> pl.DataFrame:
     with a `pollInterval`: its `CreateTaskResult`, a `tasks/get` or `tasks/cancel` result,
     or a `notifications/tasks/status`. A poll counts as too soon when it comes less than
     nine tenths of the interval after the one before (timers are not exact). Not judged:
-    polls without timestamps, a poll after a `notifications/tasks/status` for the task
-    that came between the two (a status change is a reason to look), and sessions whose
-    two directions a capture cannot order.
+    polls without timestamps, a poll after a report of the task other than a poll's own
+    answer came between the two (a `notifications/tasks/status`, the result of a
+    `tasks/cancel` or `tasks/list`: a reason to look again), and sessions whose two
+    directions a capture cannot order.
 
     ## Why is this bad?
     The receiver sets `pollInterval` to say how often checking is worthwhile; polling
@@ -1346,9 +1347,12 @@ def task_poll_interval_ignored(ctx: LintContext) -> pl.DataFrame:
     interval = advice.filter(pl.col("poll_ms").is_not_null() & (pl.col("poll_ms") > 0)).sort(
         "advised"
     )
+    # a report of the task other than a poll's own answer (a status notification, the
+    # result of the requester's tasks/cancel or tasks/list) is a reason to look again
     notified = (
-        advice.filter(pl.col("what") == _STATUS)
-        .select("session", "reports", "task_id", notified="advised")
+        _statuses(ctx)
+        .filter(pl.col("what") != "tasks/get result")
+        .select("session", pl.col("direction").alias("reports"), "task_id", notified="ordinal")
         .sort("notified")
     )
     on = ["session", "reports", "task_id"]
