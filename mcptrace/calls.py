@@ -232,7 +232,7 @@ def broken_off(messages: pl.DataFrame) -> pl.Series:
         .select("source", "exchange")
         .unique()
     )
-    requests = har.filter(pl.col("kind") == "request")
+    requests = har.filter((pl.col("kind") == "request") & (pl.col("direction") == "c2s"))
     return pl.concat(
         [
             requests.filter(pl.col("http_method").is_not_null() & pl.col("http_status").is_null())[
@@ -250,8 +250,8 @@ def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.Dat
     2026-07-28 cancels a request over Streamable HTTP by closing the SSE stream of its
     ``POST`` ("Closing the SSE response stream is the cancellation signal"): no
     notification is sent. A HAR holds each exchange whole, as one entry whose rows share
-    its ``exchange``: a request whose entry carries the server's messages (an event stream) but
-    not its response had its stream closed before the answer, by the client or by the
+    its ``exchange``: a request whose entry carries the server's messages (an event
+    stream) but not its response had its stream closed before the answer, by the client or by the
     network, which the HAR cannot tell apart; so had a request whose exchange got no HTTP
     response at all, or broke off after its status came (a browser's ``ERR_ABORTED``:
     "The server MUST treat a client disconnect as cancellation of that request").
@@ -270,12 +270,12 @@ def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.Dat
             & pl.col("kind").is_in(["request", "notification"])
             & pl.col("exchange").is_not_null()
         )
-        .select("source", "exchange", _streamed=pl.lit(True))
-        .unique(["source", "exchange"])
+        .select("source", "exchange")
+        .unique()
     )
     requests = messages.filter(
         (pl.col("format") == "har") & (pl.col("kind") == "request") & (pl.col("direction") == "c2s")
-    ).join(streamed, on=["source", "exchange"], how="inner")
+    ).join(streamed, on=["source", "exchange"], how="semi")
     dropped = broken_off(messages)
     closed = calls.select(
         pl.col("request_ordinal").is_in(requests["ordinal"].implode()).fill_null(False)
