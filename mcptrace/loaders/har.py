@@ -76,7 +76,7 @@ from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from mcptrace import _json
 from mcptrace.loaders.base import MAX_US, NOT_JSON, Head, LoadContext, LoadResult
@@ -581,7 +581,8 @@ def _elapsed_ms(entry: dict[str, Any]) -> float | None:
 
 
 def _endpoint(url: str | None) -> tuple[str | None, str | None]:
-    """(``scheme://host[:port]/path``, host) of a request URL."""
+    """(``scheme://host[:port]/path``, host) of a request URL; a ``sessionId`` (or
+    ``session_id``) query parameter is kept in the path's key."""
     if not url:
         return None, None
     try:
@@ -593,7 +594,15 @@ def _endpoint(url: str | None) -> tuple[str | None, str | None]:
     if not parts.scheme or host is None:
         return url, None
     netloc = host if port is None else f"{host}:{port}"
-    return f"{parts.scheme}://{netloc}{parts.path or '/'}", netloc
+    # a session id in the query (the HTTP+SSE transport's endpoint carries one) tells
+    # connections apart, even where the stream that announced it was not saved
+    session = [
+        f"{key}={value}"
+        for key, value in parse_qsl(parts.query, keep_blank_values=True)
+        if key.lower().replace("_", "") == "sessionid"
+    ]
+    query = f"?{'&'.join(session)}" if session else ""
+    return f"{parts.scheme}://{netloc}{parts.path or '/'}{query}", netloc
 
 
 def _path(url: Any) -> str:
@@ -716,6 +725,8 @@ def _add_entry(
         or any(_is_rpc(_parse(e.data)) for e in events)
         or _names_mcp(req_headers)
         or _header(resp_headers, "Mcp-Session-Id") is not None
+        # an HTTP+SSE stream whose only event announced the endpoint: it opens a session
+        or http_sse is not None
     )
     if not is_mcp:
         counts.skipped += 1
@@ -812,7 +823,7 @@ def _add_entry(
     body = _Body(resp_body, resp_msg, is_sse, events, http_sse is not None)
     _add_response(rows, line, entry, resp, status, reason, body, env, notes)
     failure = _failure(entry, resp) if status is not None else None
-    if failure is not None:
+    if failure is not None and not _empty_by_design(status, resp):
         # the response began (a status came) and then the exchange broke off: whatever
         # else the server sent on it is not in the HAR
         rows.add_other(
@@ -821,7 +832,7 @@ def _add_entry(
             "transport",
             env,
             None,
-            text=f"{EXCHANGE_FAILED} ({failure}): the rest of it is not in the HAR",
+            text=f"{EXCHANGE_FAILED} ({failure}): {LOST_CONTENT}",
         )
     if http_method == "GET" and events:
         counts.streams.append(Stream(session, entry_start, len(rows), http_sse is not None))
@@ -854,6 +865,18 @@ def _size(content: Any) -> int:
 #: the text of the transport row that follows the response of an exchange that failed
 #: after its status came (a browser's ``net::ERR_ABORTED`` when the page gave up on it)
 EXCHANGE_FAILED = "HTTP exchange failed after its response began"
+#: what the transport rows of a response whose content the HAR lost end with (a body not
+#: saved, a stream unfinished or broken off): the rules take it as a capture cut
+LOST_CONTENT = "what it carried is not in the HAR"
+
+
+def _empty_by_design(status: int | None, resp: dict[str, Any]) -> bool:
+    """A response with nothing to lose: ``202 Accepted``, ``204``, or ``Content-Length:
+    0``. SDKs cancel reading such a body, which browsers then record as aborted."""
+    if status in (202, 204):
+        return True
+    length = _header(_headers(resp.get("headers")), "Content-Length")
+    return length is not None and length.strip() == "0"
 
 
 def _failure(entry: dict[str, Any], resp: dict[str, Any]) -> str | None:
@@ -914,19 +937,19 @@ def _add_response(
         size = _size(resp.get("content"))
         if size > 0 and body is None:
             notes.append(f"the response body ({size} bytes) was not saved in the HAR")
-            text = f"HTTP {status}{reason} (body not saved)"
-        elif size < 0 and body is None:
+            text = f"HTTP {status}{reason} (body not saved: {LOST_CONTENT})"
+        elif size < 0 and body is None and not _empty_by_design(status, resp):
             # Playwright's mark of a response still arriving when the HAR was written
             # (a GET stream left open): whatever it carried is not in the file
             notes.append("the response was still arriving when the HAR was written")
-            text = f"HTTP {status}{reason} (unfinished: what it carried is not in the HAR)"
+            text = f"HTTP {status}{reason} (unfinished: {LOST_CONTENT})"
         else:
             text = f"HTTP {status}{reason} (no body)"
         rows.add_other(line, body or "", "transport", env, "; ".join(notes) or None, text=text)
         return
     if _is_rpc(msg) or (status < 300 and msg is not NOT_JSON):
         rows.add_parsed(line, body, msg, body, env, note)
-    elif status < 300 and not parts.http_sse:
+    elif status < 300 and status != 202 and not parts.http_sse:
         rows.add_text(line, body, body, env, note)  # not JSON: an invalid row says why
     else:
         text = f"HTTP {status}{reason}: {_preview(body)}"

@@ -224,8 +224,9 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
 
     Error responses without an id are left to PR005 (they are allowed for unreadable
     requests); second responses to one request are PR004. A response after a line of the
-    other side that the capture tool cut (see JR014), most likely its request, is not
-    flagged.
+    other side that the capture tool cut (see JR014), or after a HAR response of the other
+    side whose content the HAR lost (a stream left unfinished, a body not saved), most
+    likely holding its request, is not flagged.
 
     ## Why is this bad?
     A response answers exactly one request and carries that request's id. A response with
@@ -253,8 +254,7 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     no_id = pl.col("id").is_null() | (pl.col("id_type") == "null")
     # the requester sent a line before it that the capture tool cut: its request, likely
     cut = (
-        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error")
-        .filter(pl.col("kind") == "invalid")
+        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
         .filter(cut_by_capture())
         .group_by("session", "direction")
         .agg(_first_cut=pl.col("ordinal").min())
@@ -448,9 +448,9 @@ def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
     )
     # the last line of the receiver that the capture tool cut: the answer, it may be
     cut = _last_sent(
-        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error").filter(
-            (pl.col("kind") == "invalid") & cut_by_capture()
-        ),
+        ctx.messages.select(
+            "session", "direction", "ordinal", "kind", "parse_error", "message"
+        ).filter(cut_by_capture()),
         sessions,
         "_peer_cut",
     )
@@ -479,12 +479,13 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
 
     Requests answered only when they end (`subscriptions/listen`) are not flagged;
     requests followed by nothing from the receiver are PR007. A request after which the
-    receiver sent a line the capture tool cut (see JR014), most likely its answer, is not
-    flagged, nor one whose HTTP `POST` the server refused with a `4xx` or `5xx` status:
-    that status is its answer (a legacy server refusing a 2026-07-28 request, say, whose
-    error body has no `id`). In a HAR, which keeps each exchange whole, a request whose
-    exchange got no HTTP response or broke off says so: most often the client abandoned
-    it without the `notifications/cancelled` it owes.
+    receiver sent a line the capture tool cut (see JR014) or a HAR response whose content
+    the HAR lost, most likely holding its answer, is not flagged, nor one whose HTTP
+    `POST` the server refused with a `4xx` or `5xx` status: that status is its answer (a
+    legacy server refusing a 2026-07-28 request, say, whose error body has no `id`). In
+    a HAR, which keeps each exchange whole, a request whose exchange got no HTTP response
+    says so: most often the client abandoned it without the `notifications/cancelled` it
+    owes.
 
     ## Why is this bad?
     The receiver is alive but lost or ignored the request, and the sender neither got an

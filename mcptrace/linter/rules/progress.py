@@ -324,7 +324,7 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
         # the requester sent a line before it that the capture lost (JR014): the request
         # that carried the token, likely
         cut = (
-            ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error")
+            ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
             .filter(cut_by_capture())
             .group_by("session", "direction")
             .agg(_first_cut=pl.col("ordinal").min())

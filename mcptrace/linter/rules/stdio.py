@@ -32,11 +32,19 @@ _BOM = "byte order mark"
 
 
 def cut_by_capture() -> pl.Expr:
-    """Invalid rows the capture tool cut (see :data:`_CUT_BY_CAPTURE`): what the peer sent
-    was whole, so they say nothing about the traffic."""
-    return (pl.col("kind") == "invalid") & pl.col("parse_error").fill_null("").str.contains(
+    """Invalid rows the capture tool cut (see :data:`_CUT_BY_CAPTURE`), and the HAR
+    loader's transport rows of a response whose content the HAR lost (a body not saved,
+    a stream unfinished or broken off): what the peer sent was whole, so they say nothing
+    about the traffic. Reads ``kind``, ``parse_error`` and ``message``."""
+    from mcptrace.loaders.har import LOST_CONTENT
+
+    invalid = (pl.col("kind") == "invalid") & pl.col("parse_error").fill_null("").str.contains(
         _CUT_BY_CAPTURE
     )
+    lost = (pl.col("kind") == "transport") & pl.col("message").fill_null("").str.contains(
+        LOST_CONTENT, literal=True
+    )
+    return invalid | lost
 
 
 def is_pollution() -> pl.Expr:

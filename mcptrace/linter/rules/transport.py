@@ -95,25 +95,34 @@ _ENDPOINT_EVENT = r"(?i)\bevent\b[\s`:]*endpoint\b"
 def _http_sse_sessions(ctx: LintContext) -> pl.Series:
     """Codes of the sessions of the 2024-11-05 HTTP+SSE transport: a ``GET`` stream in
     them announced an ``endpoint`` event (the HAR loader puts that stream and the
-    ``POST`` requests to the endpoint in one session)."""
+    ``POST`` requests to the endpoint in one session), or, where the stream was not
+    saved (a browser keeps no body of a stream still open), a ``POST`` carrying a
+    request was answered ``202 Accepted``: Streamable HTTP answers a request with its
+    response, the old transport on the stream."""
     return ctx.memo("transport.http_sse_sessions", _build_http_sse_sessions)["session"]
 
 
 def _build_http_sse_sessions(ctx: LintContext) -> pl.DataFrame:
-    # the mask alone first: most captures have no GET at all
-    on_get = (ctx.messages["http_method"] == "GET").fill_null(False)
-    if not on_get.any():
+    # the mask alone first: most captures record no HTTP at all
+    http = ctx.messages["http_method"].is_not_null()
+    if not http.any():
         return pl.DataFrame(schema={"session": pl.UInt32})
-    return (
-        ctx.messages.select("session", "direction", "kind", "message")
-        .filter(on_get)
-        .filter(
-            (pl.col("direction") == "s2c")
-            & (pl.col("kind") == "transport")
-            & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
-        )
-        .select(pl.col("session").unique())
+    rows = ctx.messages.select(
+        "session", "direction", "kind", "message", "http_method", "http_status"
+    ).filter(http)
+    announced = rows.filter(
+        (pl.col("http_method") == "GET")
+        & (pl.col("direction") == "s2c")
+        & (pl.col("kind") == "transport")
+        & pl.col("message").str.contains(_ENDPOINT_EVENT).fill_null(False)
     )
+    accepted = rows.filter(
+        (pl.col("http_method") == "POST")
+        & (pl.col("direction") == "c2s")
+        & (pl.col("kind") == "request")
+        & (pl.col("http_status") == 202)
+    )
+    return pl.concat([announced.select("session"), accepted.select("session")]).unique()
 
 
 def _streamable(ctx: LintContext) -> pl.Expr:
