@@ -48,7 +48,8 @@ initialize response issues it); a 2026-07-28 request's own is left out when the
 response names none (that revision has no sessions, and the server must ignore the
 header). Exchanges without one (2026-07-28 is stateless,
 and legacy servers may not issue ids) are keyed by their MCP endpoint,
-``scheme://host[:port]/path`` without the query: the origin alone would merge two
+``scheme://host[:port]/path`` without the query but for a ``sessionId`` parameter (an
+HTTP+SSE endpoint's, which tells connections apart): the origin alone would merge two
 servers behind one gateway, whose request ids would then collide in pairing.
 The 2024-11-05 HTTP+SSE transport (a ``GET`` stream whose ``endpoint`` event names
 the URL the client then ``POST``s to) is one session keyed by that announced URL,
