@@ -255,6 +255,7 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     # the requester sent a line before it that the capture tool cut: its request, likely
     cut = (
         ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
+        .filter(pl.col("kind").is_in(["invalid", "transport"]))
         .filter(cut_by_capture())
         .group_by("session", "direction")
         .agg(_first_cut=pl.col("ordinal").min())
@@ -448,9 +449,9 @@ def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
     )
     # the last line of the receiver that the capture tool cut: the answer, it may be
     cut = _last_sent(
-        ctx.messages.select(
-            "session", "direction", "ordinal", "kind", "parse_error", "message"
-        ).filter(cut_by_capture()),
+        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
+        .filter(pl.col("kind").is_in(["invalid", "transport"]))
+        .filter(cut_by_capture()),
         sessions,
         "_peer_cut",
     )

@@ -325,6 +325,7 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
         # that carried the token, likely
         cut = (
             ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
+            .filter(pl.col("kind").is_in(["invalid", "transport"]))
             .filter(cut_by_capture())
             .group_by("session", "direction")
             .agg(_first_cut=pl.col("ordinal").min())

@@ -35,7 +35,8 @@ def cut_by_capture() -> pl.Expr:
     """Invalid rows the capture tool cut (see :data:`_CUT_BY_CAPTURE`), and the HAR
     loader's transport rows of a response whose content the HAR lost (a body not saved,
     a stream unfinished or broken off): what the peer sent was whole, so they say nothing
-    about the traffic. Reads ``kind``, ``parse_error`` and ``message``."""
+    about the traffic. Reads ``kind``, ``parse_error`` and ``message``; filter the rows
+    to those two kinds first, as it scans the text of every row it is given."""
     from mcptrace.loaders.har import LOST_CONTENT
 
     invalid = (pl.col("kind") == "invalid") & pl.col("parse_error").fill_null("").str.contains(
