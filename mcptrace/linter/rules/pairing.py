@@ -16,7 +16,7 @@ from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.linter.rules.envelope import is_notification_method
 from mcptrace.linter.rules.lifecycle import reopenings
-from mcptrace.linter.rules.stdio import cut_by_capture
+from mcptrace.linter.rules.stdio import capture_cuts, first_cuts
 
 _KEY = ["session", "direction", "id"]
 #: requests the protocol answers only when they end: never "unanswered"
@@ -253,15 +253,10 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     orphans = _orphans(ctx, duplicate=False)
     no_id = pl.col("id").is_null() | (pl.col("id_type") == "null")
     # the requester sent a line before it that the capture tool cut: its request, likely
-    cut = (
-        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
-        .filter(pl.col("kind").is_in(["invalid", "transport"]))
-        .filter(cut_by_capture())
-        .group_by("session", "direction")
-        .agg(_first_cut=pl.col("ordinal").min())
-    )
     bad = (
-        orphans.join(cut, on=["session", "direction"], how="left", maintain_order="left")
+        orphans.join(
+            first_cuts(ctx), on=["session", "direction"], how="left", maintain_order="left"
+        )
         .filter(~(pl.col("_first_cut") < pl.col("response_ordinal")).fill_null(False))
         .filter(~(no_id & (pl.col("kind") == "error")))
         .rename({"response_ordinal": "ordinal"})
@@ -448,13 +443,7 @@ def _build_unanswered(ctx: LintContext) -> pl.DataFrame:
         ctx.part("protocol", "session", "direction", "ordinal"), sessions, "_peer_last"
     )
     # the last line of the receiver that the capture tool cut: the answer, it may be
-    cut = _last_sent(
-        ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
-        .filter(pl.col("kind").is_in(["invalid", "transport"]))
-        .filter(cut_by_capture()),
-        sessions,
-        "_peer_cut",
-    )
+    cut = _last_sent(capture_cuts(ctx), sessions, "_peer_cut")
     return (
         calls.with_columns(_requester=pl.col("direction").cast(pl.String))
         .join(peer, on=["session", "_requester"], how="left")

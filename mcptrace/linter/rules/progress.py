@@ -23,7 +23,7 @@ import polars as pl
 
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule
-from mcptrace.linter.rules.stdio import cut_by_capture
+from mcptrace.linter.rules.stdio import first_cuts
 
 _PROGRESS = "notifications/progress"
 #: a notification this close after the response is a race, not a violation
@@ -323,20 +323,13 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
     if not unknown.is_empty():
         # the requester sent a line before it that the capture lost (JR014): the request
         # that carried the token, likely
-        cut = (
-            ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
-            .filter(pl.col("kind").is_in(["invalid", "transport"]))
-            .filter(cut_by_capture())
-            .group_by("session", "direction")
-            .agg(_first_cut=pl.col("ordinal").min())
-            .select(
-                "session",
-                pl.col("direction")
-                .cast(pl.String)
-                .replace_strict({"c2s": "s2c", "s2c": "c2s"}, default="unknown")
-                .alias("_sender"),
-                "_first_cut",
-            )
+        cut = first_cuts(ctx).select(
+            "session",
+            pl.col("direction")
+            .cast(pl.String)
+            .replace_strict({"c2s": "s2c", "s2c": "c2s"}, default="unknown")
+            .alias("_sender"),
+            "_first_cut",
         )
         unknown = (
             unknown.with_columns(_sender=pl.col("direction").cast(pl.String))

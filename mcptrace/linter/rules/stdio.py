@@ -35,8 +35,8 @@ def cut_by_capture() -> pl.Expr:
     """Invalid rows the capture tool cut (see :data:`_CUT_BY_CAPTURE`), and the HAR
     loader's transport rows of a response whose content the HAR lost (a body not saved,
     a stream unfinished or broken off): what the peer sent was whole, so they say nothing
-    about the traffic. Reads ``kind``, ``parse_error`` and ``message``; filter the rows
-    to those two kinds first, as it scans the text of every row it is given."""
+    about the traffic. Reads ``kind``, ``parse_error`` and ``message`` (see
+    :func:`capture_cuts`, which filters the kinds first)."""
     from mcptrace.loaders.har import LOST_CONTENT
 
     invalid = (pl.col("kind") == "invalid") & pl.col("parse_error").fill_null("").str.contains(
@@ -46,6 +46,29 @@ def cut_by_capture() -> pl.Expr:
         LOST_CONTENT, literal=True
     )
     return invalid | lost
+
+
+def capture_cuts(ctx: LintContext) -> pl.DataFrame:
+    """session, direction, ordinal of the rows :func:`cut_by_capture` picks: the lines a
+    capture lost, after which the other side's orphans are not judged."""
+    return ctx.memo(
+        "stdio.capture_cuts",
+        lambda ctx: (
+            ctx.messages.select("session", "direction", "ordinal", "kind", "parse_error", "message")
+            # the kinds first: the test scans the text of every row it is given
+            .filter(pl.col("kind").is_in(["invalid", "transport"]))
+            .filter(cut_by_capture())
+            .select("session", "direction", "ordinal")
+        ),
+    )
+
+
+def first_cuts(ctx: LintContext) -> pl.DataFrame:
+    """Per session and direction, the ordinal (``_first_cut``) of the first line the
+    capture lost (see :func:`capture_cuts`)."""
+    return (
+        capture_cuts(ctx).group_by("session", "direction").agg(_first_cut=pl.col("ordinal").min())
+    )
 
 
 def is_pollution() -> pl.Expr:
