@@ -257,6 +257,10 @@ def _cancelled_by_closing(calls: pl.DataFrame, messages: pl.DataFrame) -> pl.Dat
     "The server MUST treat a client disconnect as cancellation of that request").
     Earlier revisions say a disconnection is no cancellation, so there such a request
     stays unanswered."""
+    # only a HAR shows a stream closed: most captures have no HAR row, and then nothing
+    # below can mark a call (a test of one column, not filters of the whole table)
+    if not (messages["format"] == "har").any():
+        return calls
     waiting = (pl.col("outcome") == "unanswered") & (
         pl.col("revision").fill_null("") >= STREAM_CLOSE_CANCELS
     )
@@ -375,7 +379,8 @@ def build_calls(
     first_cancels = _first_cancel(cancelled)
     cancel_line = _scattered(req.height, first_cancels["_req"], first_cancels["cancel_line"])
     calls = req.with_columns(
-        *[resp[column].gather(answer_row) for column in response_columns],
+        # one query: the columns are gathered side by side
+        *resp.select(pl.col(response_columns).gather(answer_row)).iter_columns(),
         cancel_line=cancel_line,
         cancelled=cancel_line.is_not_null(),
         duplicate=pl.lit(None, pl.Boolean),
@@ -390,20 +395,21 @@ def build_calls(
     )
     if not orphans.is_empty():
         calls = pl.concat([calls, orphans], how="diagonal_relaxed")
+    # built as the Enum it is stored as: no column of strings to cast afterwards
     outcome = (
         pl.when(pl.col("request_ordinal").is_null())
-        .then(pl.lit("orphan"))
+        .then(pl.lit("orphan", Outcome))
         .when(pl.col("response_ordinal").is_null() & pl.col("cancelled"))
-        .then(pl.lit("cancelled"))
+        .then(pl.lit("cancelled", Outcome))
         .when(pl.col("response_ordinal").is_null())
-        .then(pl.lit("unanswered"))
+        .then(pl.lit("unanswered", Outcome))
         .when(pl.col("response_kind") == "error")
-        .then(pl.lit("error"))
+        .then(pl.lit("error", Outcome))
         .when(pl.col("tool_error").fill_null(False))
-        .then(pl.lit("tool_error"))
+        .then(pl.lit("tool_error", Outcome))
         .when(pl.col("result_type") == "input_required")
-        .then(pl.lit("input_required"))
-        .otherwise(pl.lit("ok"))
+        .then(pl.lit("input_required", Outcome))
+        .otherwise(pl.lit("ok", Outcome))
     )
     # timestamps have microsecond resolution: round away binary float noise below it
     latency = (
@@ -414,7 +420,7 @@ def build_calls(
     # after the client's answer to it. Nor is the time of a message whose place the
     # capture does not record (see messages.unordered).
     latency = pl.when(latency >= 0).then(latency)
-    placed = messages.filter(pl.col("unordered"))["ordinal"]
+    placed = messages["ordinal"].filter(messages["unordered"])
     if not placed.is_empty():
         placed_side = pl.col("request_ordinal").is_in(placed.implode()) | pl.col(
             "response_ordinal"

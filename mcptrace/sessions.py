@@ -65,14 +65,16 @@ def _first_per_session(rows: pl.DataFrame, *needles: str) -> pl.DataFrame:
     for needle in needles:
         has &= pl.col("message").str.contains(needle, literal=True)
     # usually a session's first row already has them: test those first, and scan the
-    # text of every row only in the sessions where it does not
-    firsts = rows.unique("session", keep="first", maintain_order=True)
+    # text of every row only in the sessions where it does not. (A mask of first rows,
+    # not unique(): a hash of the session column alone, not of the whole rows)
+    firsts = rows.filter(pl.col("session").is_first_distinct())
     hits = firsts.filter(has)
     misses = firsts.filter(~has.fill_null(False))["session"]
     if misses.is_empty():
         return hits
     rest = rows.filter(pl.col("session").is_in(misses.implode()))
-    return pl.concat([hits, rest.filter(has).unique("session", keep="first", maintain_order=True)])
+    found = rest.filter(has)
+    return pl.concat([hits, found.filter(pl.col("session").is_first_distinct())])
 
 
 def _telemetry(call_records: pl.DataFrame | None) -> pl.DataFrame:
@@ -141,10 +143,14 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     )
     # 2026 identity travels on every request and result: parse only the first one per
     # session that carries it (a cheap substring test finds it), not all of them
-    modern_req = messages.filter(
-        (pl.col("kind") == "request")
-        & (pl.col("method") != "initialize")
-        & pl.col("protocol_version").is_not_null()
+    modern_req = (
+        lazy.filter(
+            (pl.col("kind") == "request")
+            & (pl.col("method") != "initialize")
+            & pl.col("protocol_version").is_not_null()
+        )
+        .select("session", "protocol_version", "message")
+        .collect()
     )
     meta_revision_query = (
         modern_req.lazy()
@@ -161,7 +167,9 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         meta_client_version=_path(f'$.params._meta["{_META}/clientInfo"].version'),
         meta_client_caps=_json_at(f'$.params._meta["{_META}/clientCapabilities"]'),
     )
-    results = messages.filter(pl.col("result_type").is_not_null())
+    results = (
+        lazy.filter(pl.col("result_type").is_not_null()).select("session", "message").collect()
+    )
     server_meta = _first_per_session(results, f"{_META}/serverInfo").select(
         "session",
         meta_server_name=_path(f'$.result._meta["{_META}/serverInfo"].name'),
@@ -209,14 +217,14 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     answers = pl.col("kind").is_in(["response", "error"])
     refused = (pl.col("http_status") >= 400).fill_null(False)
     # only sessions with a refusal are looked at (a cheap test of an integer column first):
-    # most captures have none
-    with_refusal = lazy.filter(refused).select("session").unique()
+    # most captures have none, and then there is no query to run
+    with_refusal = lazy.filter(refused).select("session").unique().collect()
     server_side = (pl.col("direction") == "s2c") & pl.col("kind").is_in(
         ["response", "error", "transport"]
     )
     client_requests = (pl.col("direction") == "c2s") & (pl.col("kind") == "request")
     refused_query = (
-        lazy.join(with_refusal, on="session", how="semi")
+        lazy.join(with_refusal.lazy(), on="session", how="semi")
         .filter(server_side | client_requests)
         .group_by("session", maintain_order=True)
         .agg(
@@ -234,16 +242,21 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         .agg(pl.col("protocol_version").unique(maintain_order=True).alias("revisions_seen"))
     )
     # the group-bys over every message run side by side, as one batch of queries
-    init_req, init_res, meta_revision, header, fingerprint, seen, refusals = pl.collect_all(
-        [
-            init_req_query,
-            init_res_query,
-            meta_revision_query,
-            header_query,
-            fingerprint_query,
-            seen_query,
-            refused_query,
-        ]
+    queries = [
+        init_req_query,
+        init_res_query,
+        meta_revision_query,
+        header_query,
+        fingerprint_query,
+        seen_query,
+    ]
+    if not with_refusal.is_empty():
+        queries.append(refused_query)
+    init_req, init_res, meta_revision, header, fingerprint, seen, *judged = pl.collect_all(queries)
+    refusals = (
+        judged[0]
+        if judged
+        else pl.DataFrame(schema={"session": pl.String, "refused_only": pl.Boolean})
     )
     meta = meta_revision.join(meta_client, on="session", how="left")
     fingerprint = fingerprint.join(

@@ -30,6 +30,7 @@ which builds each frame once.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -115,6 +116,25 @@ def _aligned(df: pl.DataFrame) -> bool:
     """Whether every column of ``df`` is cut into the same chunks."""
     lengths = {tuple(s.chunk_lengths()) for s in df.iter_columns()}
     return len(lengths) <= 1
+
+
+def _cut_as(series: pl.Series, lengths: list[int]) -> pl.Series:
+    """``series`` cut into chunks of ``lengths`` (slices of one chunk: nothing is copied
+    unless ``series`` is cut otherwise already)."""
+    if series.chunk_lengths() == lengths or not lengths:
+        return series
+    whole = series.rechunk()
+    starts = list(itertools.accumulate(lengths, initial=0))[:-1]
+    return pl.concat(
+        [whole.slice(start, n) for start, n in zip(starts, lengths, strict=True)], rechunk=False
+    )
+
+
+def _realigned(df: pl.DataFrame, like: str) -> pl.DataFrame:
+    """``df`` with every column cut into the chunks of column ``like``: aligned, without
+    copying ``like`` (the message text, ~0.5 GiB at 10^6 messages) as a rechunk would."""
+    lengths = df[like].chunk_lengths()
+    return pl.DataFrame([_cut_as(column, lengths) for column in df.iter_columns()])
 
 
 @dataclass
@@ -211,19 +231,35 @@ class LintContext:
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
-    def _revision_of_session(self) -> pl.Expr:
-        """The judged revision of the session whose code is in column ``session``."""
-        # a test per revision (there are few) rather than replace_strict, which may cut a
-        # chunk in two: see session_code
+    def _sessions_by_revision(self) -> dict[str, list[int]]:
+        """The codes of the sessions of each judged revision (sessions without one left out)."""
         sessions: dict[str, list[int]] = {}
         for code, revision in enumerate(self.session_revisions["revision"].to_list()):
             if revision is not None:
                 sessions.setdefault(revision, []).append(code)
+        return sessions
+
+    def _revision_of_session(self) -> pl.Expr:
+        """The judged revision of the session whose code is in column ``session``."""
+        # a test per revision (there are few) rather than replace_strict, which may cut a
+        # chunk in two: see session_code
         judged = pl.lit(None, dtype=pl.String)
-        for revision, codes in sessions.items():
+        for revision, codes in self._sessions_by_revision().items():
             chosen = pl.col("session").is_in(pl.Series(codes, dtype=pl.UInt32).implode())
             judged = pl.when(chosen).then(pl.lit(revision)).otherwise(judged)
         return judged
+
+    def _modern_session(self) -> pl.Expr:
+        """Whether the judged revision of the session whose code is in column ``session`` is
+        2026-07-28 or later (false without one): a test of the code, not of a million
+        revision texts."""
+        codes = [
+            code
+            for revision, codes in self._sessions_by_revision().items()
+            if revision >= "2026-07-28"
+            for code in codes
+        ]
+        return pl.col("session").is_in(pl.Series(codes, dtype=pl.UInt32).implode()).fill_null(False)
 
     @cached_property
     def session_revisions(self) -> pl.DataFrame:
@@ -245,14 +281,16 @@ class LintContext:
         filter would carry them along."""
         # per-row lookups, not joins: they keep the table's chunks, so the frame stays
         # aligned (every filter and gather below is much slower over chunks that differ
-        # between columns) and needs no rechunk, which would copy ~0.6 GiB at 10^6 messages
-        frame = self.trace.messages.drop("raw", "ts_quality", "direction_inferred", "unordered")
-        frame = (
-            frame.with_columns(session=self.session_code())
-            .with_columns(revision=self._revision_of_session())
-            .with_columns(modern=pl.col("revision").fill_null("") >= "2026-07-28")
+        # between columns) and needs no rechunk, which would copy ~0.6 GiB at 10^6 messages.
+        # A column computed from literals alone (one revision for every session, as with
+        # --revision) comes out as one chunk: it is cut as the table is, not the table copied
+        loaded = self.trace.messages.drop("raw", "ts_quality", "direction_inferred", "unordered")
+        frame = loaded.with_columns(session=self.session_code()).with_columns(
+            revision=self._revision_of_session(), modern=self._modern_session()
         )
-        return frame if _aligned(frame) else frame.rechunk()
+        if _aligned(frame):
+            return frame
+        return _realigned(frame, "message") if _aligned(loaded) else frame.rechunk()
 
     @cached_property
     def _dense(self) -> bool:
@@ -337,17 +375,24 @@ class LintContext:
 
     @cached_property
     def _answered_by(self) -> pl.DataFrame:
-        """By message position: ``request_method`` and ``request_ordinal`` of the request a
-        response answers (null elsewhere), for a dense trace. Every response is in the
-        calls table once (answer or orphan), so they are scattered, not joined."""
+        """By row of the responses part (:attr:`responses` order): ``request_method`` and
+        ``request_ordinal`` of the request a response answers (null for orphans), for a
+        dense trace. Every response is in the calls table once (answer or orphan), so they
+        are scattered, not joined."""
+        mask = self._part_masks["responses"]
         answered = self.calls.select("response_ordinal", "method", "request_ordinal").filter(
             pl.col("response_ordinal").is_not_null()
         )
         pos = self.positions(answered["response_ordinal"])
-        # the answered call's row by message position, then its columns gathered by it:
-        # scattering into a column of a million null strings cost a third more
-        rows = pl.repeat(None, self.messages.height, dtype=pl.UInt32, eager=True).scatter(
-            pos, pl.int_range(answered.height, dtype=pl.UInt32, eager=True)
+        # only the rows of the part get columns: by message position, the part's row there
+        # (a position that is no response row has none)
+        part_row = (mask.cast(pl.UInt32).cum_sum() - 1).gather(pos)
+        known = mask.gather(pos).fill_null(False)
+        # the answered call's row by part row, then its columns gathered by it:
+        # scattering into a column of null strings costs more
+        rows = pl.repeat(None, int(mask.sum()), dtype=pl.UInt32, eager=True).scatter(
+            part_row.filter(known),
+            pl.int_range(answered.height, dtype=pl.UInt32, eager=True).filter(known),
         )
         return pl.DataFrame(
             [
@@ -374,7 +419,7 @@ class LintContext:
             if column == "rare":
                 self._part_columns[key] = self._rare.filter(self._part_masks[name])
             elif name == "responses" and column in ("request_method", "request_ordinal"):
-                self._part_columns[key] = self._answered_by[column].filter(self._part_masks[name])
+                self._part_columns[key] = self._answered_by[column]
             else:
                 self._part_columns[key] = self.messages[column].filter(self._part_masks[name])
         return self._part_columns[key]
@@ -439,7 +484,7 @@ class LintContext:
                 request_ordinal="request_ordinal",
             )
             return responses.join(answered, on="ordinal", how="left", maintain_order="left")
-        return responses.with_columns(self._answered_by.filter(self._part_masks["responses"]))
+        return responses.with_columns(self._answered_by)
 
     @cached_property
     def input_required(self) -> pl.DataFrame:

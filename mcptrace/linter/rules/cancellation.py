@@ -95,39 +95,38 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     )
 
 
+def _key_base(ctx: LintContext) -> int:
+    """A number above every ordinal of the trace: ``session * base + ordinal`` orders
+    messages by session, then by ordinal."""
+    top = ctx.messages["ordinal"].max()
+    return int(top) + 1 if isinstance(top, int) else 1
+
+
 def _numbered(ctx: LintContext, direction: str) -> pl.DataFrame:
-    """Protocol messages travelling ``direction``: session, ``_o`` (ordinal) and ``_n``
-    (1 for the session's first such message, 2 for the next, ...)."""
+    """``_key`` (see :func:`_key_base`) of the protocol messages travelling
+    ``direction``, sorted."""
+    base = _key_base(ctx)
     return (
         ctx.part("protocol", "session", "direction", "ordinal")
         .filter(pl.col("direction") == direction)
-        .select("session", _o="ordinal")
-        .sort("_o")
-        .with_columns(_n=pl.int_range(1, pl.len() + 1).over("session"))
+        .select((pl.col("session").cast(pl.Int64) * base + pl.col("ordinal")).sort().alias("_key"))
     )
 
 
 def _count_before(ctx: LintContext, frame: pl.DataFrame, at: str, direction: str) -> pl.DataFrame:
     """``frame`` plus ``_n_<at>``: how many protocol messages travelling ``direction``
-    its session had before ordinal ``at``."""
+    its session had before ordinal ``at`` (0 where ``at`` is null)."""
     sent = ctx.memo(f"cancellation.sent.{direction}", lambda ctx: _numbered(ctx, direction))
-    return (
-        frame.with_row_index("_row")
-        .sort(at)
-        .join_asof(
-            sent,
-            left_on=at,
-            right_on="_o",
-            by="session",
-            strategy="backward",
-            allow_exact_matches=False,
-            check_sortedness=False,
-        )
-        .sort("_row")
-        .drop("_row", "_o")
-        .with_columns(pl.col("_n").fill_null(0).alias(f"_n_{at}"))
-        .drop("_n")
-    )
+    keys = sent["_key"]
+    # a binary search in the sorted keys per row, not a join of every message sent: the
+    # messages of the session before ``at`` are the keys from its first one up to ``at``
+    base = _key_base(ctx)
+    session = frame["session"].cast(pl.Int64) * base
+    upto = session + frame[at].fill_null(0).clip(0, base)
+    before = keys.search_sorted(upto, side="left").cast(pl.Int64) - keys.search_sorted(
+        session, side="left"
+    ).cast(pl.Int64)
+    return frame.with_columns(before.alias(f"_n_{at}"))
 
 
 def _well_after(first_ts: str, then_ts: str, between: pl.Expr) -> pl.Expr:

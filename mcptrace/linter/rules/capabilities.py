@@ -21,7 +21,7 @@ from functools import cache
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, json_paths
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, rule, since
 from mcptrace.linter.rules.lifecycle import ordered
 from mcptrace.protocol import CLIENT_CAPABILITIES_KEY, METHODS, has_capability
@@ -121,32 +121,48 @@ def _gated(
     frame: pl.DataFrame, ctx: LintContext, kind: str, side: str | None, *, declared: bool
 ) -> pl.DataFrame:
     """As :func:`_undeclared`, keeping the rows whose gate is known to be ``declared``
-    or known not to be."""
-    gates = _gates().filter(pl.col("spec_kind") == kind).drop("spec_kind")
-    keep = [c for c in ("ordinal", "response_ordinal") if c in frame.columns]
-    key = ["session", "revision", "method", "direction"]
-    rows = frame.select(*keep, *key).filter(pl.col("direction").is_in(["c2s", "s2c"]))
-    # the verdict depends only on the key: decide it once per distinct key (a few
-    # thousand), then keep the rows of the undeclared ones
-    verdicts = (
-        rows.select(key)
-        .unique()
-        .join(gates, on=["revision", "method"])
-        .filter(pl.col("directions").list.contains(pl.col("direction").cast(pl.String)))
-        .with_columns(
+    or known not to be. A row's ``revision`` must be its session's, as in every frame of
+    the context (the messages', the calls')."""
+    gates = (
+        _gates()
+        .filter(pl.col("spec_kind") == kind)
+        .explode("directions")
+        .select(
+            "revision",
+            "method",
+            pl.col("directions").alias("direction"),
+            "gate",
             side=pl.when(pl.col("gate_side") != "receiver")
             .then(pl.col("gate_side"))
-            .when(pl.col("direction") == "c2s")
+            .when(pl.col("directions") == "c2s")
             .then(pl.lit("server"))
-            .otherwise(pl.lit("client"))
+            .otherwise(pl.lit("client")),
         )
     )
     if side is not None:
-        verdicts = verdicts.filter(pl.col("side") == side)
-    verdicts = verdicts.join(_declared(ctx), on=["session", "side", "gate"], how="left").filter(
-        pl.col("declared").eq_missing(declared)
+        gates = gates.filter(pl.col("side") == side)
+    # the verdict depends only on the session (its capabilities and its revision), the
+    # method and the direction: the keys to keep come from the small tables (a few
+    # thousand rows), and only the rows of their methods are joined with them, not every
+    # request on four columns
+    keys = (
+        _declared(ctx)
+        .filter(pl.col("declared") == declared)
+        .join(ctx.session_revisions.select("session", "revision"), on="session")
+        .join(gates, on=["revision", "side", "gate"])
+        .select(
+            "session",
+            "method",
+            pl.col("direction").cast(frame.schema["direction"]),
+            "side",
+            "gate",
+        )
     )
-    return rows.join(verdicts, on=key)
+    keep = [c for c in ("ordinal", "response_ordinal") if c in frame.columns]
+    rows = frame.select(*keep, "session", "revision", "method", "direction").filter(
+        pl.col("method").is_in(keys["method"].unique().implode())
+    )
+    return rows.join(keys, on=["session", "method", "direction"])
 
 
 def _modern_probe() -> pl.Expr:
@@ -505,12 +521,13 @@ def input_request_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
         .select("ordinal", "request_ordinal", "inputs")
     )
     # the answered requests' texts, looked up by ordinal and parsed only for these rows
+    # (each distinct body once: retries and parallel calls repeat them)
     answered = (
         ctx.lookup(answered, "request_ordinal", _request="message")
-        .with_columns(
-            client_caps=pl.col("_request").str.json_path_match(
-                f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]'
-            )
+        .pipe(
+            json_paths,
+            text="_request",
+            client_caps=f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]',
         )
         .drop("_request")
         .filter(pl.col("client_caps").str.starts_with("{"))
@@ -522,9 +539,19 @@ def input_request_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
         declared = value.is_not_null() & (value != "false")
         return pl.when(asked & ~declared).then(pl.lit(f"{method} (needs `{capability}`)"))
 
-    bad = answered.with_columns(
-        missing=pl.concat_list([missing(m, c) for m, c in _INPUT_REQUEST_GATES]).list.drop_nulls()
-    ).filter(pl.col("missing").list.len() > 0)
+    # the verdict depends only on the two texts, which clients and servers repeat
+    texts = ["client_caps", "inputs"]
+    verdicts = (
+        answered.select(texts)
+        .unique()
+        .with_columns(
+            missing=pl.concat_list(
+                [missing(m, c) for m, c in _INPUT_REQUEST_GATES]
+            ).list.drop_nulls()
+        )
+        .filter(pl.col("missing").list.len() > 0)
+    )
+    bad = answered.join(verdicts, on=texts, maintain_order="left")
     return findings(
         bad,
         pl.format(

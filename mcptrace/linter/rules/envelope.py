@@ -48,6 +48,23 @@ def is_notification_method(method: pl.Expr | str = "method") -> pl.Expr:
     return col.str.starts_with("notifications/") | col.is_in(NOTIFICATION_METHODS)
 
 
+#: the start of a compact JSON-RPC message: most texts start with it
+PLAIN_JSONRPC = '{"jsonrpc":"2.0"'
+
+
+def plain_jsonrpc(ctx: LintContext) -> pl.Series:
+    """By row of ``ctx.part("protocol")``: whether the text starts with
+    :data:`PLAIN_JSONRPC` (null without text). Reading the start of every text costs a
+    pass through memory: JR001 and the MD rules share this one."""
+    return ctx.memo("envelope.plain_jsonrpc", _build_plain_jsonrpc)["plain_jsonrpc"]
+
+
+def _build_plain_jsonrpc(ctx: LintContext) -> pl.DataFrame:
+    return ctx.part("protocol", "message").select(
+        plain_jsonrpc=pl.col("message").str.starts_with(PLAIN_JSONRPC)
+    )
+
+
 def _readable(frame: pl.DataFrame) -> pl.DataFrame:
     """Rows whose message text is the message itself (not reconstructed or cut)."""
     return frame.filter(pl.col("parse_error").is_null() & pl.col("message").is_not_null())
@@ -116,9 +133,11 @@ def wrong_jsonrpc_version(ctx: LintContext) -> pl.DataFrame:
     # starts with it, which settles most rows without scanning their text.
     rows = (
         _readable(
-            ctx.part("protocol", "ordinal", "kind", "method", "revision", "parse_error", "message")
+            ctx.part(
+                "protocol", "ordinal", "kind", "method", "revision", "parse_error", "message"
+            ).with_columns(_plain=plain_jsonrpc(ctx))
         )
-        .filter(~pl.col("message").str.starts_with('{"jsonrpc":"2.0"'))
+        .filter(~pl.col("_plain"))
         .filter(~pl.col("message").str.contains(r'"jsonrpc"\s*:\s*"2\.0"'))
     )
     token = pl.col("message").str.extract(r'"jsonrpc"' + _TOKEN, 1)

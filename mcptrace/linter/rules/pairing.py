@@ -64,9 +64,18 @@ def _build_issued(ctx: LintContext) -> pl.DataFrame:
 def _reused(ctx: LintContext) -> pl.DataFrame:
     """The rows of :func:`_issued` whose key (session, direction, id) other requests
     share too: the only ones PR001 and PR002 can flag (usually very few)."""
-    return ctx.memo(
-        "pairing.reused", lambda ctx: _issued(ctx).filter(pl.struct(_KEY).is_duplicated())
-    )
+    return ctx.memo("pairing.reused", _build_reused)
+
+
+def _build_reused(ctx: LintContext) -> pl.DataFrame:
+    issued = _issued(ctx)
+    # rows sharing a key share its hash: only the rows whose hash repeats (found by
+    # sorting integers, far cheaper than is_duplicated on keys with text) are tested
+    session = pl.col("session").cast(pl.UInt64).fill_null(2**32)  # null: no session's code
+    hashed = pl.col("id").hash() ^ (session * 4 + pl.col("direction").to_physical())
+    hashes = issued.select(hashed).to_series().sort()
+    repeated = hashes.filter(hashes == hashes.shift(1))
+    return issued.filter(hashed.is_in(repeated.implode())).filter(pl.struct(_KEY).is_duplicated())
 
 
 def _handshakes_before(ctx: LintContext, requests: pl.DataFrame) -> pl.DataFrame:

@@ -134,11 +134,13 @@ def unknown_result_type(ctx: LintContext) -> pl.DataFrame:
     "A `resultType` of any value unrecognized by the client MUST be considered invalid." —
     docs/specification/2026-07-28/basic/index.mdx#resulttype (2026-07-28).
     """
-    rows = _modern_results(ctx).filter(
-        (pl.col("result_type").is_not_null() & ~pl.col("result_type").is_in(sorted(RESULT_TYPES)))
-        | (
-            pl.col("result_type").is_null()
-            & pl.col("message").str.contains('"resultType"', literal=True)
+    # the typed test first: the texts searched are then only those without a known type
+    rows = (
+        _modern_results(ctx)
+        .filter((~pl.col("result_type").is_in(sorted(RESULT_TYPES))).fill_null(True))
+        .filter(
+            pl.col("result_type").is_not_null()
+            | pl.col("message").str.contains('"resultType"', literal=True)
         )
     )
     rows = rows.with_columns(_rt=path("$.result.resultType")).filter(pl.col("_rt").is_not_null())
@@ -418,23 +420,27 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
     n_match.
     """
     ir = _input_required_calls(ctx)
+    # one filter (typed columns and the sessions' codes) moves the requests' columns once
     candidates = (
-        content(
-            ctx.part(
-                "requests",
-                "ordinal",
-                "session",
-                "method",
-                "id",
-                "line",
-                "target",
-                "modern",
-                "direction",
-                "parse_error",
-            )
+        ctx.part(
+            "requests",
+            "ordinal",
+            "session",
+            "method",
+            "id",
+            "line",
+            "target",
+            "modern",
+            "direction",
+            "parse_error",
         )
-        .filter(pl.col("modern"), pl.col("direction") != "s2c", pl.col("method").is_in(_MRTR))
-        .join(ir.select("session").unique(), on="session", how="semi")
+        .filter(
+            pl.col("modern"),
+            pl.col("direction") != "s2c",
+            pl.col("session").is_in(ir["session"].unique().implode()),
+            pl.col("method").is_in(_MRTR),
+            pl.col("parse_error").is_null(),  # content(): the body is available
+        )
         .select("ordinal", "session", "method", "id", "line", _tkey=pl.col("target").fill_null(""))
         .sort("ordinal")
     )
@@ -446,13 +452,64 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
         strategy="forward",
         check_sortedness=False,
     ).filter(pl.col("ordinal").is_not_null())
+    # the requestState of the retries that spell it out is parsed once, for RS014 too; a
+    # text that does not can hold one only behind an escape (`"\u0072equestState"`)
+    retries = ctx.lookup(pairs, "ordinal", inner=True, message="message").join(
+        _sent_states(ctx).select("ordinal", "state", _spelled=pl.lit(True)),
+        on="ordinal",
+        how="left",
+        maintain_order="left",
+    )
+    escaped = pl.col("_spelled").is_null() & pl.col("message").str.contains("\\", literal=True)
     return (
-        ctx.lookup(pairs, "ordinal", inner=True, message="message")
-        .with_columns(state=path("$.params.requestState"), _inputs=path("$.params.inputResponses"))
+        computed_where(retries, escaped, _escaped=path("$.params.requestState"))
+        .with_columns(
+            state=pl.coalesce("state", "_escaped"), _inputs=path("$.params.inputResponses")
+        )
+        .drop("_spelled", "_escaped")
         .filter(pl.col("state").is_not_null() | pl.col("_inputs").is_not_null())
         .with_columns(is_match=pl.col("state").eq_missing(pl.col("ir_state")))
         .with_columns(n=pl.len().over("ordinal"), n_match=pl.col("is_match").sum().over("ordinal"))
         .sort("ordinal", "ir_ordinal")
+    )
+
+
+def _sent_states(ctx: LintContext) -> pl.DataFrame:
+    """Requests of 2026 sessions, not sent by the server, whose text spells out
+    `"requestState"`: ordinal, session, method, _tkey (the target, "" without one) and
+    state (`params.requestState`). RS014 and :func:`mrtr_retries` read it."""
+    return ctx.memo("results.sent_states", _build_sent_states)
+
+
+def _build_sent_states(ctx: LintContext) -> pl.DataFrame:
+    return (
+        ctx.part(
+            "requests",
+            "ordinal",
+            "session",
+            "method",
+            "target",
+            "modern",
+            "direction",
+            "parse_error",
+            "rare",
+            "message",
+        )
+        # `"requestState"` is a rare marker (see LintContext.part): only those texts
+        .filter(
+            pl.col("modern"),
+            pl.col("direction") != "s2c",
+            pl.col("rare"),
+            pl.col("parse_error").is_null(),
+        )
+        .filter(pl.col("message").str.contains('"requestState"', literal=True))
+        .select(
+            "ordinal",
+            "session",
+            "method",
+            _tkey=pl.col("target").fill_null(""),
+            state=path("$.params.requestState"),
+        )
     )
 
 
@@ -720,16 +777,26 @@ def _cache_hints(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_cache_hints(ctx: LintContext) -> pl.DataFrame:
-    rows = _modern_results(ctx)
-    # `"ttlMs"` is a rare marker (see LintContext.part): look for it in those texts only
+    # `"ttlMs"` is a rare marker (see LintContext.part): only the rows with a rare
+    # marker or a cacheable result can be kept, and only the former's texts are searched
+    rows = (
+        _modern_results(ctx)
+        .with_columns(
+            _cacheable=(pl.col("result_type") == RESULT_TYPE_COMPLETE)
+            & pl.col("request_method").is_in(sorted(CACHEABLE_METHODS))
+        )
+        .filter(pl.col("rare") | pl.col("_cacheable"))
+    )
     has_ttl = computed_where(
-        rows, pl.col("rare"), _has_ttl=pl.col("message").str.contains('"ttlMs"', literal=True)
+        rows.select("rare", "message"),
+        pl.col("rare"),
+        _has_ttl=pl.col("message").str.contains('"ttlMs"', literal=True),
     )["_has_ttl"].fill_null(False)
-    rows = rows.with_columns(
-        _has_ttl=has_ttl,
-        _cacheable=(pl.col("result_type") == RESULT_TYPE_COMPLETE)
-        & pl.col("request_method").is_in(sorted(CACHEABLE_METHODS)),
-    ).filter(pl.col("_has_ttl") | pl.col("_cacheable"))
+    rows = (
+        rows.with_columns(_has_ttl=has_ttl)
+        .filter(pl.col("_has_ttl") | pl.col("_cacheable"))
+        .select(pl.exclude("_cacheable"), "_cacheable")
+    )
     # a list result is sent again and again: parse each distinct body once
     return json_paths(rows, _ttl="$.result.ttlMs", _scope="$.result.cacheScope")
 
@@ -935,8 +1002,14 @@ def input_required_with_cache_hints(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/server/utilities/caching.mdx#cacheable-results
     (2026-07-28).
     """
-    # without a backslash, a text can only hold these keys spelled out: rare markers
-    spelled = pl.col("rare") | pl.col("message").str.contains("\\", literal=True)
+    # without a backslash, a text can only hold these keys spelled out (the `rare` column
+    # would not narrow it: input_required results carry "requestState", a rare marker)
+    text = pl.col("message").str
+    spelled = (
+        text.contains('"ttlMs"', literal=True)
+        | text.contains('"cacheScope"', literal=True)
+        | text.contains("\\", literal=True)
+    )
     rows = computed_where(
         _modern_results(ctx).filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED),
         spelled,
@@ -1146,32 +1219,8 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
     if issued.is_empty():
         return findings(issued.rename({"ir_ordinal": "ordinal"}), "")
     states = issued.select("session", "ir_state").unique()
-    sent = (
-        ctx.part(
-            "requests",
-            "ordinal",
-            "session",
-            "method",
-            "target",
-            "line",
-            "modern",
-            "direction",
-            "parse_error",
-            "rare",
-            "message",
-        )
-        # `"requestState"` is a rare marker (see LintContext.part): only those texts
-        .filter(
-            pl.col("modern"),
-            pl.col("direction") != "s2c",
-            pl.col("rare"),
-            pl.col("parse_error").is_null(),
-        )
-        .join(states.select("session").unique(), on="session", how="semi")
-        .filter(pl.col("message").str.contains('"requestState"', literal=True))
-        .with_columns(state=path("$.params.requestState"), _tkey=pl.col("target").fill_null(""))
-        .join(states, left_on=["session", "state"], right_on=["session", "ir_state"], how="semi")
-        .select("ordinal", "session", "method", "_tkey", "state")
+    sent = _sent_states(ctx).join(
+        states, left_on=["session", "state"], right_on=["session", "ir_state"], how="semi"
     )
     candidates = sent.join(
         issued, left_on=["session", "state"], right_on=["session", "ir_state"]
