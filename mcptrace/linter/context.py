@@ -167,7 +167,7 @@ class LintContext:
         """Build the frames every rule reads before rules run side by side (the engine
         runs two at a time): each is then built once, and no rule waits on another's."""
         _ = self.messages, self.calls, self.sessions, self._dense, self._part_masks
-        _ = self.unordered_sessions, self.placed
+        _ = self.unordered_sessions, self.placed, self.judged_revisions
 
     def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:
         """A frame several rules share, built once per lint run (by the first rule that
@@ -260,6 +260,11 @@ class LintContext:
             for code in codes
         ]
         return pl.col("session").is_in(pl.Series(codes, dtype=pl.UInt32).implode()).fill_null(False)
+
+    @cached_property
+    def judged_revisions(self) -> frozenset[str]:
+        """The revisions some session is judged by (after --revision)."""
+        return frozenset(self.session_revisions["revision"].drop_nulls().to_list())
 
     @cached_property
     def session_revisions(self) -> pl.DataFrame:

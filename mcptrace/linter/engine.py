@@ -30,6 +30,10 @@ RULE_THREADS = 2
 
 
 def _run(rule: Rule, ctx: LintContext) -> pl.DataFrame:
+    if rule.revisions != ALL_REVISIONS and ctx.judged_revisions.isdisjoint(rule.revisions):
+        # no session speaks a revision the rule applies to: whatever it found would be
+        # dropped below, so it is not run (most captures speak one revision)
+        return FINDINGS.empty()
     found = rule.check(ctx)
     if found.is_empty():
         return FINDINGS.empty()

@@ -90,3 +90,34 @@ def test_linting_draws_no_warning(trace: Trace, monkeypatch: pytest.MonkeyPatch)
         lint(trace, schema_dir=SPEC if SPEC.is_dir() else None)
         lint(trace, revision="2026-07-28")
     assert [f"{w.filename}:{w.lineno}: {w.message}" for w in seen] == []
+
+
+def test_rules_of_revisions_no_session_speaks_are_not_run(
+    trace: Trace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # judged as 2025-06-18 throughout, a rule of 2026-07-28 alone could only find what
+    # the engine drops: it is skipped, and the findings are the same as when it runs
+    import dataclasses
+
+    from mcptrace.linter import registry
+    from mcptrace.linter.rule import MODERN, Rule
+
+    expected = lint(trace, revision="2025-06-18")
+    ran: list[str] = []
+
+    def spied(rule: Rule) -> Rule:
+        def check(ctx: object) -> pl.DataFrame:
+            ran.append(rule.code)
+            return rule.check(ctx)  # type: ignore[arg-type]
+
+        return dataclasses.replace(rule, check=check)
+
+    every = [spied(r) for r in registry.select_rules(None, None)]
+    modern_only = sorted(r.code for r in every if r.revisions == MODERN)
+    assert modern_only
+    monkeypatch.setattr(engine, "select_rules", lambda select, ignore: every)
+    assert lint(trace, revision="2025-06-18").equals(expected)
+    assert ran and not set(ran) & set(modern_only)
+    ran.clear()
+    lint(trace, revision="2026-07-28")
+    assert set(modern_only) <= set(ran)
