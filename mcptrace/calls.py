@@ -90,9 +90,54 @@ def _sorted(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     return frame if frame[column].is_sorted() else frame.sort(column)
 
 
+def _hashed_key() -> pl.Expr:
+    """A 64-bit hash of ``_KEY``; null where a part of the key is null (such a key names
+    no request, as in a join)."""
+    hashed = pl.col("session").hash(1) ^ pl.col("direction").hash(2) ^ pl.col("id").hash(3)
+    return pl.when(pl.all_horizontal(pl.col(_KEY).is_not_null())).then(hashed)
+
+
 def _latest_requests(req: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     """For each row of ``rows`` (``_KEY`` and an ordinal ``at``), the latest earlier
-    request with that key: its ``request_ordinal`` and its row ``_req`` in ``req``."""
+    request with that key: its ``request_ordinal`` and its row ``_req`` in ``req``
+    (the rows in no particular order).
+
+    Keys are matched by a hash (one integer: joining on the key's columns, two of them
+    text, costs more): most keys name one request, found by a join; the few that name
+    more (ids reused) take an as-of join. Every match is then checked on the key itself;
+    should two keys share a hash, the key's columns are joined instead."""
+    # `_pos`: the request's row in `req` (which may be a part of the requests)
+    right = req.select(
+        "request_ordinal", "_req", _k=_hashed_key(), _pos=pl.int_range(pl.len(), dtype=pl.UInt32)
+    )
+    left = rows.with_columns(_k=_hashed_key())
+    repeated = right["_k"].is_duplicated()
+    found = left.join(right.filter(~repeated), on="_k", how="left", maintain_order="left")
+    found = found.with_columns(
+        pl.when(pl.col("request_ordinal") < pl.col("at")).then(
+            pl.col("request_ordinal", "_req", "_pos")
+        )
+    )
+    if repeated.any():
+        many = right.filter(repeated)
+        in_many = pl.col("_k").is_in(many["_k"].implode()).fill_null(False)
+        latest = _sorted(left.filter(in_many), "at").join_asof(
+            _sorted(many, "request_ordinal"),
+            left_on="at",
+            right_on="request_ordinal",
+            by="_k",
+            strategy="backward",
+            check_sortedness=False,
+        )
+        found = pl.concat([found.filter(~in_many), latest])
+    matched = found.filter(pl.col("_pos").is_not_null())
+    if not matched.select(_KEY).equals(req.select(_KEY).gather(matched["_pos"])):
+        return _latest_requests_by_text(req, rows)
+    return found.drop("_k", "_pos")
+
+
+def _latest_requests_by_text(req: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """:func:`_latest_requests` by an as-of join on the key's columns themselves."""
     right = _sorted(req.select(*_KEY, "request_ordinal", "_req"), "request_ordinal")
     return _sorted(rows, "at").join_asof(
         right,
@@ -305,6 +350,14 @@ def build_calls(
     ``identity`` (session, client, revision) adds those columns; ``unordered_sessions``
     names sessions whose directions cannot be ordered against each other.
     """
+    calls = pair_calls(messages, unordered_sessions=unordered_sessions)
+    return calls if identity is None else identify_calls(calls, messages, identity)
+
+
+def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = ()) -> pl.DataFrame:
+    """The calls table of a messages table without the sessions' identity: ``client`` and
+    ``revision`` are null (see :func:`identify_calls`). The pairing needs no identity, so
+    the two can be found side by side."""
     MESSAGES.validate(messages)
     # `_req` and `_row`: row numbers of the requests and the responses
     req = _requests(messages).with_row_index("_req")
@@ -431,17 +484,26 @@ def build_calls(
         latency_ms=pl.when(in_unordered).then(None).otherwise(latency) if unordered else latency,
         cancelled=pl.col("cancelled").fill_null(False),
     )
-    if identity is not None and not identity.is_empty():
-        # join the session column alone: the other columns stay as they are
-        known = calls.select("session").join(
-            identity.select("session", "client", "revision"),
-            on="session",
-            how="left",
-            maintain_order="left",
-        )
-        calls = calls.with_columns(known["client"], known["revision"])
-        calls = _cancelled_by_closing(calls, messages)
     order = pl.coalesce("request_ordinal", "response_ordinal")
     if not orphans.is_empty() or not calls.select(order.is_sorted()).item():
         calls = calls.sort(order)
     return CALLS.conform(calls)
+
+
+def identify_calls(
+    calls: pl.DataFrame, messages: pl.DataFrame, identity: pl.DataFrame
+) -> pl.DataFrame:
+    """``calls`` (from :func:`pair_calls` of ``messages``) with the ``client`` and
+    ``revision`` of their sessions in ``identity`` (session, client, revision), and the
+    requests a HAR shows cancelled by closing their stream (which depends on the revision)."""
+    if identity.is_empty():
+        return calls
+    # join the session column alone: the other columns stay as they are
+    known = calls.select("session").join(
+        identity.select("session", "client", "revision"),
+        on="session",
+        how="left",
+        maintain_order="left",
+    )
+    calls = calls.with_columns(known["client"], known["revision"])
+    return CALLS.conform(_cancelled_by_closing(calls, messages))

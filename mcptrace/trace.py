@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from mcptrace.calls import build_calls
+from mcptrace.calls import identify_calls, pair_calls
 from mcptrace.errors import CaptureError, UsageError
 from mcptrace.inputs import PathLike, describe_paths, expand_inputs, input_list
 from mcptrace.loaders import FORMATS, LoadResult, content_bytes, detect_file, parse_file
@@ -67,9 +68,12 @@ class Trace:
     def calls(self) -> pl.DataFrame:
         """One row per request joined with its response; orphans appended; then the
         call records of call-level formats."""
-        paired = build_calls(
-            self.messages, self.identity, unordered_sessions=self.unordered_sessions
-        )
+        # the pairing needs no identity: the identity is found meanwhile, on a thread of
+        # its own (each is mostly one core's work, and both take a while on big captures)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            identity = pool.submit(lambda: self.identity)
+            pairs = pair_calls(self.messages, unordered_sessions=self.unordered_sessions)
+            paired = identify_calls(pairs, self.messages, identity.result())
         if self.call_records.is_empty():
             return paired
         known = self.identity.select(

@@ -165,8 +165,10 @@ class LintContext:
 
     def prepare(self) -> None:
         """Build the frames every rule reads before rules run side by side (the engine
-        runs two at a time): each is then built once, and no rule waits on another's."""
-        _ = self.messages, self.calls, self.sessions, self._dense, self._part_masks
+        runs two at a time): each is then built once, and no rule waits on another's. The
+        calls come first: the trace finds the sessions' identity, which :attr:`messages`
+        needs, while it pairs them."""
+        _ = self.calls, self.messages, self.sessions, self._dense, self._part_masks
         _ = self.unordered_sessions, self.placed, self.judged_revisions
 
     def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:
@@ -231,35 +233,18 @@ class LintContext:
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
-    def _sessions_by_revision(self) -> dict[str, list[int]]:
-        """The codes of the sessions of each judged revision (sessions without one left out)."""
-        sessions: dict[str, list[int]] = {}
-        for code, revision in enumerate(self.session_revisions["revision"].to_list()):
-            if revision is not None:
-                sessions.setdefault(revision, []).append(code)
-        return sessions
-
     def _revision_of_session(self) -> pl.Expr:
         """The judged revision of the session whose code is in column ``session``."""
-        # a test per revision (there are few) rather than replace_strict, which may cut a
-        # chunk in two: see session_code
-        judged = pl.lit(None, dtype=pl.String)
-        for revision, codes in self._sessions_by_revision().items():
-            chosen = pl.col("session").is_in(pl.Series(codes, dtype=pl.UInt32).implode())
-            judged = pl.when(chosen).then(pl.lit(revision)).otherwise(judged)
-        return judged
+        # gathered by code: the column is written once, not once per revision as a chain
+        # of when/then would. It comes out as one chunk (see messages)
+        return pl.lit(self.session_revisions["revision"]).gather(pl.col("session"))
 
     def _modern_session(self) -> pl.Expr:
         """Whether the judged revision of the session whose code is in column ``session`` is
-        2026-07-28 or later (false without one): a test of the code, not of a million
+        2026-07-28 or later (false without one): gathered by code, not a test of a million
         revision texts."""
-        codes = [
-            code
-            for revision, codes in self._sessions_by_revision().items()
-            if revision >= "2026-07-28"
-            for code in codes
-        ]
-        return pl.col("session").is_in(pl.Series(codes, dtype=pl.UInt32).implode()).fill_null(False)
+        modern = (self.session_revisions["revision"] >= "2026-07-28").fill_null(False)
+        return pl.lit(modern).gather(pl.col("session")).fill_null(False)
 
     @cached_property
     def judged_revisions(self) -> frozenset[str]:
@@ -284,11 +269,10 @@ class LintContext:
         ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
         ``ts_quality``, ``direction_inferred``, ``unordered``) are left out: every
         filter would carry them along."""
-        # per-row lookups, not joins: they keep the table's chunks, so the frame stays
-        # aligned (every filter and gather below is much slower over chunks that differ
-        # between columns) and needs no rechunk, which would copy ~0.6 GiB at 10^6 messages.
-        # A column computed from literals alone (one revision for every session, as with
-        # --revision) comes out as one chunk: it is cut as the table is, not the table copied
+        # per-row lookups, not joins: the frame must be aligned (every filter and gather
+        # below is much slower over chunks that differ between columns), and a rechunk
+        # would copy ~0.6 GiB at 10^6 messages. A column that comes out as one chunk (the
+        # revision, gathered by session code) is cut as the table is, not the table copied
         loaded = self.trace.messages.drop("raw", "ts_quality", "direction_inferred", "unordered")
         frame = loaded.with_columns(session=self.session_code()).with_columns(
             revision=self._revision_of_session(), modern=self._modern_session()
@@ -363,9 +347,12 @@ class LintContext:
     @cached_property
     def calls(self) -> pl.DataFrame:
         """The calls table with ``revision`` replaced by the judged revision."""
-        return self.trace.calls.with_columns(session=self.session_code()).with_columns(
+        calls = self.trace.calls.with_columns(session=self.session_code()).with_columns(
             revision=self._revision_of_session()
         )
+        # the revision comes out as one chunk: a table of several (call records appended,
+        # a window's filter) is cut alike again, as messages is
+        return calls if _aligned(calls) else _realigned(calls, "session")
 
     @cached_property
     def sessions(self) -> pl.DataFrame:

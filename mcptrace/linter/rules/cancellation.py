@@ -50,11 +50,17 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     id) and response_ordinal, response_ts.
     """
     cancels = ctx.keyed_notifications(_CANCELLED, "cancel_id", "id")
-    # only requests with a (session, id) some cancel names can be matched: keep those
+    # only requests with a (session, id) some cancel names can be matched: keep those.
+    # Joining every request on the pair costs about twice a test of one number per
+    # request: a number mixing the session with a hash of the id finds the few candidates
+    # first (one whose hash merely collides is then left out by the join of the few)
+    named = cancels.select("session", "id").unique()
+    number = pl.col("id").hash() ^ pl.col("session").cast(pl.UInt64)
     requests = (
         ctx.part("requests", "session", "id", "direction", "ordinal", "method")
+        .filter(number.is_in(named.select(number).to_series().implode()))
         .filter(pl.col("id").is_not_null())
-        .join(cancels.select("session", "id").unique(), on=["session", "id"], how="semi")
+        .join(named, on=["session", "id"], how="semi")
         .select(
             "session",
             "id",
@@ -116,6 +122,8 @@ def _numbered(ctx: LintContext, direction: str) -> pl.DataFrame:
 def _count_before(ctx: LintContext, frame: pl.DataFrame, at: str, direction: str) -> pl.DataFrame:
     """``frame`` plus ``_n_<at>``: how many protocol messages travelling ``direction``
     its session had before ordinal ``at`` (0 where ``at`` is null)."""
+    if frame.is_empty():  # nothing to count: the keys of every message sent are not built
+        return frame.with_columns(pl.lit(0, pl.Int64).alias(f"_n_{at}"))
     sent = ctx.memo(f"cancellation.sent.{direction}", lambda ctx: _numbered(ctx, direction))
     keys = sent["_key"]
     # a binary search in the sorted keys per row, not a join of every message sent: the
@@ -550,23 +558,27 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
         pl.col("_token").is_not_null()
     )
     progress = (
-        ctx.keyed_notifications("notifications/progress", "progress_token", "_token")
+        _progress_with(ctx, tokens)
         .filter(pl.col("direction") == "s2c")
         .join(tokens.select("session", "_token", "request_ordinal"), on=["session", "_token"])
         .filter(pl.col("ordinal") > pl.col("request_ordinal"))
         .select("request_ordinal", _at="ordinal", _ts="ts", _what=pl.lit("notifications/progress"))
     )
     listens = cancels.filter(pl.col("request_method") == "subscriptions/listen")
-    stream = (
-        stream_notifications(ctx)
-        .with_columns(id=sid_text())
-        .join(listens.select("session", "id", "request_ordinal"), on=["session", "id"])
-        .filter(pl.col("ordinal") > pl.col("request_ordinal"))
-        .select("request_ordinal", _at="ordinal", _what="method")
-        .pipe(ctx.lookup, "_at", _ts="ts")
-    )
+    stream = progress.clear()
+    # only for a cancelled listen: every stream's notifications are a costly frame to build
+    if not listens.is_empty():
+        stream = (
+            stream_notifications(ctx)
+            .with_columns(id=sid_text())
+            .join(listens.select("session", "id", "request_ordinal"), on=["session", "id"])
+            .filter(pl.col("ordinal") > pl.col("request_ordinal"))
+            .select("request_ordinal", _at="ordinal", _what="method")
+            .pipe(ctx.lookup, "_at", _ts="ts")
+            .select(progress.columns)
+        )
     later = (
-        pl.concat([responses, progress, stream.select(progress.columns)])
+        pl.concat([responses, progress, stream])
         .join(cancels, on="request_ordinal")
         .filter(pl.col("_at") > pl.col("cancel_ordinal"))
     )
@@ -593,6 +605,35 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     )
 
 
+def _progress_with(ctx: LintContext, tokens: pl.DataFrame) -> pl.DataFrame:
+    """Readable notifications/progress of a session and a token of ``tokens`` (columns
+    session and ``_token``; not necessarily together): session, direction (as text),
+    ordinal, ts and ``_token``. The progress notifications of every request are many:
+    the few sessions and tokens looked for first spare joining them all on their texts."""
+    sessions, wanted = tokens["session"].unique().implode(), tokens["_token"].unique().implode()
+    return (
+        ctx.part(
+            "notifications",
+            "session",
+            "direction",
+            "ordinal",
+            "ts",
+            "method",
+            "progress_token",
+            "parse_error",
+        )
+        .filter(pl.col("session").is_in(sessions) & pl.col("progress_token").is_in(wanted))
+        .filter((pl.col("method") == "notifications/progress") & pl.col("parse_error").is_null())
+        .select(
+            "session",
+            pl.col("direction").cast(pl.String),
+            "ordinal",
+            "ts",
+            _token="progress_token",
+        )
+    )
+
+
 def _next_with_token(ctx: LintContext, tokens: pl.DataFrame) -> pl.DataFrame:
     """``tokens`` (cancelled requests with ``_token``) plus ``_next``: the ordinal of the
     requester's next request carrying the same token (null when none): the token's
@@ -600,6 +641,11 @@ def _next_with_token(ctx: LintContext, tokens: pl.DataFrame) -> pl.DataFrame:
     later = (
         ctx.part("requests", "session", "ordinal", "direction", "progress_token")
         .filter(pl.col("progress_token").is_not_null())
+        # the few sessions and tokens looked for first, not every request's joined
+        .filter(
+            pl.col("session").is_in(tokens["session"].unique().implode())
+            & pl.col("progress_token").is_in(tokens["_token"].unique().implode())
+        )
         .select(
             "session",
             _token="progress_token",
@@ -683,7 +729,7 @@ def progress_after_cancel(ctx: LintContext) -> pl.DataFrame:
         return findings(cancels.clear().rename({"cancel_ordinal": "ordinal"}), "")
     tokens = _next_with_token(ctx, tokens.drop("_request"))
     progress = (
-        ctx.keyed_notifications("notifications/progress", "progress_token", "_token")
+        _progress_with(ctx, tokens)
         .filter(ctx.in_place())
         .select("session", "direction", "_token", _at="ordinal", _ts="ts")
         .join(tokens, on=["session", "_token"])

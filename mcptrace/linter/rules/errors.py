@@ -24,9 +24,10 @@ _NOT_FOUND = (
 
 def _error_rows(ctx: LintContext) -> pl.DataFrame:
     """Error responses with an integral code (the columns the ER rules read)."""
+    # from the responses part, which error rows are in: a filter of fewer rows
     return ctx.memo(
         "errors.rows",
-        lambda ctx: ctx.messages.select("ordinal", "kind", "error_code", "modern").filter(
+        lambda ctx: ctx.part("responses", "ordinal", "kind", "error_code", "modern").filter(
             (pl.col("kind") == "error") & pl.col("error_code").is_not_null()
         ),
     )
@@ -555,11 +556,15 @@ def url_elicitation_required_error_malformed(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2025-11-25/client/elicitation.mdx#url-elicitation-required-error
     (2025-11-25). Schema: `URLElicitationRequiredError`.
     """
+    # the typed test first: a test of the parse error first would move most texts
     rows = (
-        content(ctx.messages.select("ordinal", "kind", "error_code", "parse_error", "message"))
+        ctx.part("responses", "ordinal", "kind", "error_code", "parse_error", "message")
         .filter((pl.col("kind") == "error") & (pl.col("error_code") == _URL_ELICITATION_REQUIRED))
-        .with_columns(_list=path("$.error.data.elicitations"))
+        .pipe(content)
     )
+    if rows.is_empty():  # the usual case: no such error, nothing to take apart
+        return findings(rows, "")
+    rows = rows.with_columns(_list=path("$.error.data.elicitations"))
     whole = rows.with_columns(
         _p=pl.when(~pl.col("_list").fill_null("").str.starts_with("["))
         .then(pl.lit("has no data.elicitations list"))

@@ -20,7 +20,7 @@ from functools import cache
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext, settle
+from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 from mcptrace.linter.rules.envelope import plain_jsonrpc
 from mcptrace.protocol import METHODS, REVISIONS, revisions_of
@@ -90,24 +90,26 @@ def _build_judged(ctx: LintContext) -> pl.DataFrame:
     )
     # A substring test is enough: a stray "jsonrpc" inside params only means the row is judged.
     columns = ("ordinal", "session", "kind", "method", "direction", "id", "revision")
-    rows = (
-        ctx.part("protocol", *columns, "protocol_version", "parse_error", "message")
-        .with_columns(_plain=plain_jsonrpc(ctx))
-        .filter(
+    wanted = (
+        ctx.part("protocol", "kind", "method", "parse_error")
+        .select(
             pl.col("kind").is_in(["request", "notification"])
             & pl.col("method").is_not_null()
             & pl.col("parse_error").is_null()
         )
+        .to_series()
+        .fill_null(False)
     )
     # compact JSON starts with the member: scan the text only of the other rows
-    has_jsonrpc = settle(
-        rows,
-        pl.col("_plain"),
-        pl.col("message").str.contains('"jsonrpc"', literal=True),
-    )
+    keep = wanted & plain_jsonrpc(ctx).fill_null(False)
+    rest = wanted & ~keep
+    if rest.any():
+        spelled = ctx.part("protocol", "message").filter(rest)["message"]
+        keep = keep.scatter(rest.arg_true(), spelled.str.contains('"jsonrpc"', literal=True))
+    # one filter of the typed columns, not of the text
     return (
-        rows.filter(has_jsonrpc)
-        .select(*columns, "protocol_version")
+        ctx.part("protocol", *columns, "protocol_version")
+        .filter(keep)
         .with_columns(
             judge=pl.when(own).then(pl.col("protocol_version")).otherwise(pl.col("revision"))
         )
@@ -236,12 +238,15 @@ def non_mcp_method(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/index.mdx#schema (every revision's
     schema/<rev>/schema.json lists its methods).
     """
+    unknown = pl.col("method").is_not_null() & ~pl.col("method").is_in(_every_method().implode())
+    # the requests' and notifications' own columns (kept for the other rules): no test of
+    # every message's kind first
     rows = (
-        ctx.messages.select("session", "ordinal", "kind", "method")
-        .filter(
-            pl.col("kind").is_in(["request", "notification"])
-            & pl.col("method").is_not_null()
-            & ~pl.col("method").is_in(_every_method().implode())
+        pl.concat(
+            [
+                ctx.part(part, "session", "ordinal", "method").filter(unknown)
+                for part in ("requests", "notifications")
+            ]
         )
         .sort("ordinal")
         .group_by("session", "method")
@@ -396,8 +401,8 @@ def client_response_in_modern(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/transports/stdio.mdx#sending-messages (2026-07-28;
     streamable-http.mdx#sending-messages says the same for HTTP).
     """
-    rows = ctx.messages.select("ordinal", "kind", "id", "direction").filter(
-        pl.col("kind").is_in(["response", "error"]) & (pl.col("direction") == "c2s")
+    rows = ctx.part("responses", "ordinal", "kind", "id", "direction").filter(
+        pl.col("direction") == "c2s"
     )
     return findings(
         rows,

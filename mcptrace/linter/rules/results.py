@@ -20,7 +20,6 @@ from mcptrace.protocol import (
     METHODS,
     MRTR_METHODS,
     RESULT_TYPE_COMPLETE,
-    RESULT_TYPE_INPUT_REQUIRED,
     RESULT_TYPES,
 )
 
@@ -206,10 +205,9 @@ def input_required_on_unsupported_method(ctx: LintContext) -> pl.DataFrame:
     "Servers MUST NOT send `InputRequiredResult` responses on any other client requests." —
     docs/specification/2026-07-28/basic/patterns/mrtr.mdx#supported-requests (2026-07-28).
     """
-    bad = _modern_results(ctx).filter(
-        (pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED)
-        & pl.col("request_method").is_not_null()
-        & ~pl.col("request_method").is_in(_MRTR)
+    # the input_required results are found already: not a test of every result
+    bad = _modern_input_required(ctx).filter(
+        pl.col("request_method").is_not_null() & ~pl.col("request_method").is_in(_MRTR)
     )
     return findings(
         bad,
@@ -1011,7 +1009,7 @@ def input_required_with_cache_hints(ctx: LintContext) -> pl.DataFrame:
         | text.contains("\\", literal=True)
     )
     rows = computed_where(
-        _modern_results(ctx).filter(pl.col("result_type") == RESULT_TYPE_INPUT_REQUIRED),
+        _modern_input_required(ctx),
         spelled,
         _ttl=path("$.result.ttlMs"),
         _scope=path("$.result.cacheScope"),
@@ -1132,11 +1130,15 @@ def mrtr_input_responses_incomplete(ctx: LintContext) -> pl.DataFrame:
         & ((pl.col("n") == 1) | (pl.col("is_match") & (pl.col("n_match") == 1)))
     )
     pairs = retries.select("ir_inputs", "_inputs").unique()
-    missing = []
+    # servers ask for the same inputs over and over: each distinct request is read once
+    asked_keys = {text: _object_keys(text) for text in pairs["ir_inputs"].unique().to_list()}
+    missing: list[str | None] = []
     for asked, given in pairs.iter_rows():  # distinct (asked, answered) pairs, not rows
-        wanted = _object_keys(asked)
-        answered = _object_keys(given) or frozenset()
-        lacking = sorted(wanted - answered) if wanted is not None else []
+        wanted = asked_keys[asked]
+        if not wanted:  # not an object, or an empty one: nothing can be missing
+            missing.append(None)
+            continue
+        lacking = sorted(wanted - (_object_keys(given) or frozenset()))
         missing.append('", "'.join(lacking) if lacking else None)
     verdicts = pairs.with_columns(_missing=pl.Series(missing, dtype=pl.String))
     bad = retries.join(verdicts, on=["ir_inputs", "_inputs"], how="left", nulls_equal=True).filter(
@@ -1437,9 +1439,14 @@ def tool_name_format(ctx: LintContext) -> pl.DataFrame:
     and docs/specification/2026-07-28/server/tools.mdx#tool-names (the same words in both;
     earlier revisions set no rules for tool names).
     """
+    # the method alone picks the rows first: a test over a frame holding the answered
+    # request's columns costs more (they are cut into other chunks than the part's own)
+    listing = ctx.part("responses", "request_method").select(
+        pl.col("request_method") == "tools/list"
+    )
     rows = (
         ctx.part("responses", "ordinal", "kind", "request_method", "parse_error", "message")
-        .filter(pl.col("request_method") == "tools/list")
+        .filter(listing.to_series())
         .filter(pl.col("kind") == "response", pl.col("parse_error").is_null())
     )
     if rows.is_empty():
@@ -1711,21 +1718,28 @@ def invalid_cursor_wrong_error(ctx: LintContext) -> pl.DataFrame:
     "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)." —
     server/utilities/pagination.mdx#error-handling (every revision).
     """
-    errors = ctx.part(
-        "responses",
-        "ordinal",
-        "kind",
-        "request_method",
-        "request_ordinal",
-        "error_code",
-        "error_message",
-        "parse_error",
-    ).filter(
-        pl.col("kind") == "error",
-        pl.col("request_method").is_in(_PAGINATED),
-        pl.col("parse_error").is_null(),
-        pl.col("error_code").is_not_null(),
-        pl.col("error_code") != -32602,
+    # the typed tests first, on the part's own columns, which leave few rows for the test
+    # of the method (the answered request's columns are cut into other chunks: a test
+    # over a frame holding them costs more)
+    typed = ctx.part("responses", "kind", "error_code", "parse_error").select(
+        (pl.col("kind") == "error")
+        & pl.col("parse_error").is_null()
+        & pl.col("error_code").is_not_null()
+        & (pl.col("error_code") != -32602)
+    )
+    errors = (
+        ctx.part(
+            "responses",
+            "ordinal",
+            "kind",
+            "request_method",
+            "request_ordinal",
+            "error_code",
+            "error_message",
+            "parse_error",
+        )
+        .filter(typed.to_series())
+        .filter(pl.col("request_method").is_in(_PAGINATED))
     )
     if errors.is_empty():
         return findings(errors, "")

@@ -21,7 +21,7 @@ import jsonschema_rs
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import ENVELOPE, LintContext
+from mcptrace.linter.context import ENVELOPE, LintContext, computed_where, settle
 from mcptrace.linter.rule import (
     MODERN,
     SHOWN_CHARS,
@@ -1004,35 +1004,65 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
     date in wrong format, value out of range)" —
     docs/specification/2025-11-25/server/tools.mdx#error-handling (2025-11-25).
     """
-    calls = ctx.calls.filter(
-        (pl.col("method") == "tools/call")
-        & (pl.col("error_code") == INVALID_PARAMS)
-        & (pl.col("direction") == "c2s")
-        & pl.col("target").is_not_null()
-        & pl.col("response_ordinal").is_not_null()
-        # "the latest earlier tools/list result" needs both directions in one order
-        & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
-    ).select(
-        "session",
-        "response_ordinal",
-        "error_message",
-        ordinal="request_ordinal",
-        tool="target",
-        request_ordinal="request_ordinal",
+    # only the columns read are filtered (the calls table has ~30), by the error code
+    # first: a test of integers that leaves few rows for the others
+    calls = (
+        ctx.calls.select(
+            "session",
+            "direction",
+            "method",
+            "target",
+            "error_code",
+            "error_message",
+            "request_ordinal",
+            "response_ordinal",
+        )
+        .filter(pl.col("error_code") == INVALID_PARAMS)
+        .filter(
+            (pl.col("method") == "tools/call")
+            & (pl.col("direction") == "c2s")
+            & pl.col("target").is_not_null()
+            & pl.col("response_ordinal").is_not_null()
+            # "the latest earlier tools/list result" needs both directions in one order
+            & ~pl.col("session").is_in(ctx.unordered_sessions.implode())
+        )
+        .select(
+            "session",
+            "response_ordinal",
+            "error_message",
+            ordinal="request_ordinal",
+            tool="target",
+            request_ordinal="request_ordinal",
+        )
     )
     if calls.is_empty():
         return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
     listed = defined_at(calls, tool_definitions(ctx)).filter(pl.col("_defined").is_not_null())
-    listed = ctx.lookup(listed, "ordinal", _request="message", parse_error="parse_error")
-    arguments = pl.col("_request").str.json_path_match("$.params.arguments")
-    # a task-augmented call of a tool that does not take tasks is refused with an error
-    # (the spec asks for -32601; TK rules judge the code), not a tool execution error
-    as_task = pl.col("_request").str.json_path_match("$.params.task").is_not_null()
-    bad = listed.filter(
+    listed = ctx.lookup(listed, "ordinal", _request="message", parse_error="parse_error").filter(
         pl.col("parse_error").is_null()
-        & (arguments.is_null() | arguments.str.starts_with("{"))
-        & ~as_task
-    ).with_columns(ordinal="response_ordinal")
+    )
+    request = pl.col("_request")
+    arguments = request.str.json_path_match("$.params.arguments")
+    # well formed: `arguments` an object or absent. A text that spells the key once (no
+    # escape can hide another), with an object after it, is well formed without a parse:
+    # params.arguments is that object, or absent when the key is not params'
+    one_object = (
+        request.str.contains('"arguments":{', literal=True)
+        & (request.str.count_matches('"arguments"', literal=True) == 1)
+        & ~request.str.contains("\\", literal=True)
+    )
+    well_formed = settle(listed, one_object, arguments.is_null() | arguments.str.starts_with("{"))
+    # a task-augmented call of a tool that does not take tasks is refused with an error
+    # (the spec asks for -32601; TK rules judge the code), not a tool execution error.
+    # Only a text that spells `"task"`, or hides a key behind an escape, can have one
+    spelled = request.str.contains(r'"task"|\\')
+    bad = (
+        computed_where(
+            listed.filter(well_formed), spelled, _task=request.str.json_path_match("$.params.task")
+        )
+        .filter(pl.col("_task").is_null())
+        .with_columns(ordinal="response_ordinal")
+    )
     return findings(
         bad.sort("ordinal"),
         pl.format(

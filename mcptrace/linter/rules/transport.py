@@ -102,12 +102,22 @@ def _http_sse_sessions(ctx: LintContext) -> pl.Series:
     return ctx.memo("transport.http_sse_sessions", _build_http_sse_sessions)["session"]
 
 
+def _http_messages(ctx: LintContext, *columns: str) -> pl.DataFrame:
+    """:attr:`LintContext.messages`, or none of its rows when no message has a value in
+    any of ``columns``: most captures record no HTTP at all, and the null count of a column
+    is known without a pass over its rows, where every filter here tests them all."""
+    messages = ctx.messages
+    if all(messages[column].null_count() == messages.height for column in columns):
+        return messages.clear()
+    return messages
+
+
 def _build_http_sse_sessions(ctx: LintContext) -> pl.DataFrame:
-    # the mask alone first: most captures record no HTTP at all
-    http = ctx.messages["http_method"].is_not_null()
+    messages = _http_messages(ctx, "http_method")
+    http = messages["http_method"].is_not_null()
     if not http.any():
         return pl.DataFrame(schema={"session": pl.UInt32})
-    rows = ctx.messages.select(
+    rows = messages.select(
         "session", "direction", "kind", "message", "http_method", "http_status"
     ).filter(http)
     announced = rows.filter(
@@ -139,12 +149,16 @@ def client_http(ctx: LintContext) -> pl.DataFrame:
     return ctx.memo(
         "transport.client_http",
         # all columns, but only the rows of captures that record HTTP (usually few)
-        lambda ctx: ctx.messages.filter(
-            pl.col("kind").is_in(["request", "notification", "response", "error"])
-            & (pl.col("transport") == "http")
-            & (pl.col("direction") == "c2s")
-            & (pl.col("http_method").is_not_null() | pl.col("http_headers").is_not_null())
-        ).filter(_streamable(ctx)),
+        lambda ctx: (
+            _http_messages(ctx, "http_method", "http_headers")
+            .filter(
+                pl.col("kind").is_in(["request", "notification", "response", "error"])
+                & (pl.col("transport") == "http")
+                & (pl.col("direction") == "c2s")
+                & (pl.col("http_method").is_not_null() | pl.col("http_headers").is_not_null())
+            )
+            .filter(_streamable(ctx))
+        ),
     )
 
 
@@ -153,11 +167,15 @@ def _server_http(ctx: LintContext) -> pl.DataFrame:
     HTTP: not of an HTTP+SSE session)."""
     return ctx.memo(
         "transport.server_http",
-        lambda ctx: ctx.messages.filter(
-            (pl.col("transport") == "http")
-            & (pl.col("direction") == "s2c")
-            & (pl.col("http_status").is_not_null() | pl.col("http_headers").is_not_null())
-        ).filter(_streamable(ctx)),
+        lambda ctx: (
+            _http_messages(ctx, "http_status", "http_headers")
+            .filter(
+                (pl.col("transport") == "http")
+                & (pl.col("direction") == "s2c")
+                & (pl.col("http_status").is_not_null() | pl.col("http_headers").is_not_null())
+            )
+            .filter(_streamable(ctx))
+        ),
     )
 
 
@@ -831,25 +849,29 @@ def _http_rows(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_http_rows(ctx: LintContext) -> pl.DataFrame:
-    rows = ctx.messages.select(
-        "ordinal",
-        "session",
-        "ts",
-        "direction",
-        "transport",
-        "kind",
-        "id",
-        "method",
-        "http_method",
-        "http_status",
-        "http_headers",
-    ).filter(
-        (pl.col("transport") == "http")
-        & pl.col("direction").is_in(["c2s", "s2c"])
-        & (
-            pl.col("http_method").is_not_null()
-            | pl.col("http_status").is_not_null()
-            | pl.col("http_headers").is_not_null()
+    rows = (
+        _http_messages(ctx, "http_method", "http_status", "http_headers")
+        .select(
+            "ordinal",
+            "session",
+            "ts",
+            "direction",
+            "transport",
+            "kind",
+            "id",
+            "method",
+            "http_method",
+            "http_status",
+            "http_headers",
+        )
+        .filter(
+            (pl.col("transport") == "http")
+            & pl.col("direction").is_in(["c2s", "s2c"])
+            & (
+                pl.col("http_method").is_not_null()
+                | pl.col("http_status").is_not_null()
+                | pl.col("http_headers").is_not_null()
+            )
         )
     )
     rows = rows.filter(_streamable(ctx))
@@ -1558,8 +1580,9 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     HTTP+SSE transport every response comes on it).
     """
     # the mask alone first: most captures have no GET at all
-    on_get = (ctx.messages["http_method"] == "GET").fill_null(False)
-    rows = ctx.messages.select(
+    messages = _http_messages(ctx, "http_method")
+    on_get = (messages["http_method"] == "GET").fill_null(False)
+    rows = messages.select(
         "ordinal",
         "session",
         "source",
@@ -1801,11 +1824,11 @@ def _har_rows(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_har_rows(ctx: LintContext) -> pl.DataFrame:
-    # the mask alone first: most captures record no HTTP at all
-    if not ctx.messages["http_method"].is_not_null().any():
-        return ctx.messages.select(_HAR_COLUMNS).clear()
+    messages = _http_messages(ctx, "http_method")
+    if messages.is_empty():
+        return messages.select(_HAR_COLUMNS)
     return (
-        ctx.messages.select(*_HAR_COLUMNS, "format")
+        messages.select(*_HAR_COLUMNS, "format")
         .filter(pl.col("http_method").is_not_null() & (pl.col("format") == "har"))
         .drop("format")
     )
