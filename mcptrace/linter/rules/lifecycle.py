@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext
+from mcptrace.linter.context import LintContext, json_paths
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, line_of, rule
 from mcptrace.protocol import REVISIONS
 
@@ -36,14 +36,22 @@ def ordered(ctx: LintContext) -> pl.Expr:
 
 
 def by_session(ctx: LintContext, frame: pl.DataFrame, column: str) -> pl.Expr:
-    """``column`` of ``frame`` (at most one row per session) for the session of each row
-    (null for sessions ``frame`` lacks): a gather by session code, which over a frame of
-    every request costs less than a join on session or a lookup of each row's session."""
+    """``column`` (numeric) of ``frame`` (at most one row per session) for the session of
+    each row (null for sessions ``frame`` lacks): a gather by session code, which over a
+    frame of every request costs less than a join on session or a lookup of each row's
+    session."""
     known = frame.filter(pl.col("session").is_not_null())
     by_code = pl.repeat(
         None, ctx.session_names.len(), dtype=frame[column].dtype, eager=True
     ).scatter(known["session"], known[column])
-    return pl.lit(by_code).gather(pl.col("session"))
+    code = pl.col("session")
+    if not by_code.has_nulls():
+        return pl.lit(by_code).gather(code)
+    # a gather from values with nulls costs several times one from values without: the
+    # values (nulls filled) and whether each is known are gathered instead
+    return pl.when(pl.lit(by_code.is_not_null()).gather(code)).then(
+        pl.lit(by_code.fill_null(0)).gather(code)
+    )
 
 
 def initialize_calls(ctx: LintContext) -> pl.DataFrame:
@@ -241,10 +249,11 @@ def initialize_missing_fields(ctx: LintContext) -> pl.DataFrame:
     """
 
     def missing(frame: pl.DataFrame, prefix: str, info: str, what: str) -> pl.DataFrame:
-        # one parse of the whole message, then small ones of the extracted objects: of
+        # one parse of each distinct message body (see json_paths: a server sends the same
+        # InitializeResult to every client), then small ones of the extracted objects: of
         # each distinct one (a client or server sends the same one every time)
-        body = frame.select(
-            "ordinal", _body=pl.col("message").str.json_path_match(f"$.{prefix}").fill_null("")
+        body = json_paths(frame, _object=f"$.{prefix}").select(
+            "ordinal", _body=pl.col("_object").fill_null("")
         )
         parts = (
             body.select(pl.col("_body").unique())
@@ -276,13 +285,15 @@ def initialize_missing_fields(ctx: LintContext) -> pl.DataFrame:
     requests = ctx.part("requests", "ordinal", "method", "parse_error", "message").filter(
         (pl.col("method") == "initialize") & pl.col("parse_error").is_null()
     )
-    results = ctx.part(
-        "responses", "ordinal", "request_method", "kind", "parse_error", "message"
-    ).filter(
-        (pl.col("request_method") == "initialize")
-        & (pl.col("kind") == "response")
-        & pl.col("parse_error").is_null()
+    # the answers to initialize, looked up from its few calls: no test of the answered
+    # method of every response
+    answers = initialize_calls(ctx).select(ordinal="response_ordinal").drop_nulls()
+    results = (
+        ctx.lookup(answers, "ordinal", inner=True, kind="kind", parse_error="parse_error")
+        .filter((pl.col("kind") == "response") & pl.col("parse_error").is_null())
+        .sort("ordinal")
     )
+    results = ctx.lookup(results, "ordinal", message="message")
     bad = pl.concat(
         [
             missing(requests, "params", "clientInfo", "initialize request"),

@@ -1008,6 +1008,26 @@ _BAD_KEY_TEXT = "|".join(
 )
 _BAD_KEY = rf'"(?:{_BAD_KEY_TEXT})"\s*:'
 
+# MT011's first pass: the same question asked only of the direct keys of each `_meta`
+# object, so that the regex engine stops reading at the end of the object instead of
+# going on to the end of the text (the literal `"_meta"` takes it to the next object).
+# A string, a scalar character or a container up to three levels deep is skipped
+# whole; a deeper container, a key with an escape (which `_BAD_KEY` may judge by a
+# fragment) or a `_meta` key (invalid, though `_BAD_KEY` spares it) makes the text a
+# candidate anyway. It keeps every text with an invalid `_meta` key, so testing its
+# candidates with `_BAD_KEY` keeps exactly the texts that test alone kept.
+_STRING = r'"(?:[^"\\]|\\.)*"'
+_FLAT = r'[^{}\[\]"]'
+_OPEN, _CLOSE = r"[{\[]", r"[}\]]"
+_AT_3 = rf"(?:{_FLAT}|{_STRING})"
+_AT_2 = rf"(?:{_FLAT}|{_STRING}|{_OPEN}{_AT_3}*{_CLOSE})"
+_AT_1 = rf"(?:{_FLAT}|{_STRING}|{_OPEN}{_AT_2}*{_CLOSE})"
+_ESCAPED_KEY = r'"(?:[^"\\]|\\.)*\\'
+_TOO_DEEP = rf"{_OPEN}{_AT_2}*?{_OPEN}{_AT_3}*{_OPEN}"
+_META_BAD_KEY = (
+    rf'(?s)"_meta"\s*:\s*\{{{_AT_1}*?(?:{_BAD_KEY}|"_meta"\s*:|{_ESCAPED_KEY}|{_TOO_DEEP})'
+)
+
 
 def _meta_keys_grammar_ok(key: str) -> bool:
     return is_valid_meta_key(key, LATEST_REVISION)
@@ -1056,10 +1076,12 @@ def meta_key_format(ctx: LintContext) -> pl.DataFrame:
     """
     # Cheap prefilter: from the first `_meta` on, some string followed by `:` is not a
     # valid key name (or is `_meta`'s own key); only those few messages are tokenized.
-    # One regex pass does both: `"_meta"` and, somewhere after it, such a key.
+    # One regex pass does both: `"_meta"` and, somewhere after it, such a key. The
+    # first pass, which reads only the `_meta` objects, leaves it few texts to read.
     rows = (
         content(ctx.part("protocol", "ordinal", "revision", "modern", "parse_error", "message"))
         .filter(pl.col("revision").is_in(list(since("2025-06-18"))) | pl.col("modern"))
+        .filter(pl.col("message").str.contains(_META_BAD_KEY))
         .filter(pl.col("message").str.contains(r'(?s)"_meta".*?' + _BAD_KEY))
     )
     toks = json_tokens(rows, "message")
