@@ -435,6 +435,23 @@ class LintContext:
             return frame.select(columns)
         return pl.DataFrame([self._part_column(name, column) for column in columns])
 
+    def modern_marked(self, name: Part, literal: str, not_sent: str, *columns: str) -> pl.DataFrame:
+        """Readable rows of part ``name`` in 2026-07-28 sessions, not sent ``not_sent``
+        (a direction), whose text spells ``literal``, one of the :data:`RARE_MARKERS`:
+        only the texts the one scan for the markers picked are searched. The frame has
+        ``columns`` and then those of the tests not among them."""
+        tested = ("modern", "direction", "parse_error", "rare", "message")
+        return (
+            self.part(name, *columns, *(c for c in tested if c not in columns))
+            .filter(
+                pl.col("modern"),
+                pl.col("direction") != not_sent,
+                pl.col("rare"),
+                pl.col("parse_error").is_null(),  # as content(): the body is the message
+            )
+            .filter(pl.col("message").str.contains(literal, literal=True))
+        )
+
     def keyed_notifications(self, method: str, key: str, alias: str, *extra: str) -> pl.DataFrame:
         """Readable notifications of ``method`` that carry ``key`` (e.g. the progress token
         or the cancelled request id): session, direction (as text), ordinal, line, ts,

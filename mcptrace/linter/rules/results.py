@@ -480,34 +480,15 @@ def _sent_states(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_sent_states(ctx: LintContext) -> pl.DataFrame:
-    return (
-        ctx.part(
-            "requests",
-            "ordinal",
-            "session",
-            "method",
-            "target",
-            "modern",
-            "direction",
-            "parse_error",
-            "rare",
-            "message",
-        )
-        # `"requestState"` is a rare marker (see LintContext.part): only those texts
-        .filter(
-            pl.col("modern"),
-            pl.col("direction") != "s2c",
-            pl.col("rare"),
-            pl.col("parse_error").is_null(),
-        )
-        .filter(pl.col("message").str.contains('"requestState"', literal=True))
-        .select(
-            "ordinal",
-            "session",
-            "method",
-            _tkey=pl.col("target").fill_null(""),
-            state=path("$.params.requestState"),
-        )
+    # `"requestState"` is a rare marker (see LintContext.part)
+    return ctx.modern_marked(
+        "requests", '"requestState"', "s2c", "ordinal", "session", "method", "target"
+    ).select(
+        "ordinal",
+        "session",
+        "method",
+        _tkey=pl.col("target").fill_null(""),
+        state=path("$.params.requestState"),
     )
 
 

@@ -61,9 +61,12 @@ def stream_notifications(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_stream_notifications(ctx: LintContext) -> pl.DataFrame:
+    # the subscriptionId key is a rare marker (see LintContext.part)
     return (
-        ctx.part(
+        ctx.modern_marked(
             "notifications",
+            SUBSCRIPTION_ID_KEY,
+            "c2s",
             "ordinal",
             "session",
             "method",
@@ -73,16 +76,6 @@ def _build_stream_notifications(ctx: LintContext) -> pl.DataFrame:
             "rare",
             "message",
         )
-        # the text scan only on the rows the cheap tests kept (`rare`: the text has a
-        # rare marker, see LintContext.part; the subscriptionId key is one); content()
-        # in the same filter, which then moves the columns once
-        .filter(
-            pl.col("modern"),
-            pl.col("direction") != "c2s",
-            pl.col("rare"),
-            pl.col("parse_error").is_null(),
-        )
-        .filter(pl.col("message").str.contains(SUBSCRIPTION_ID_KEY, literal=True))
         .with_columns(**_sid("params"))
         .filter(pl.col("sid").is_not_null())
     )
