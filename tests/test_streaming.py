@@ -49,6 +49,7 @@ def test_chunked_parsing_matches_one_chunk(
     ctx = LoadContext(source=str(big_capture))
     whole = capture.load(read_content(big_capture), ctx).messages
     monkeypatch.setattr(chunked, "CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(chunked, "SCANNER_CHUNK_BYTES", 64 * 1024)
     spans, lines = chunked.spans_of_file(str(big_capture), 64 * 1024)
     assert len(spans) > 20 and lines == 6001
     result = chunked.load_path(capture, str(big_capture), ctx, parallel=parallel)
@@ -70,6 +71,7 @@ def test_streaming_writer_matches_load(
     tmp_path: Path, big_capture: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
 ) -> None:
     monkeypatch.setattr(chunked, "CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(chunked, "SCANNER_CHUNK_BYTES", 64 * 1024)
     out = tmp_path / f"out.{suffix}"
     stats = write_messages([big_capture], out, suffix)  # type: ignore[arg-type]
     loaded = mcptrace.load(big_capture).messages
@@ -93,6 +95,7 @@ def test_connections_of_a_stream_are_named_alike_loaded_or_streamed(
     path = tmp_path / "stream.ndjson"
     path.write_bytes((SAMPLES / "stdio" / "docs-server.ndjson").read_bytes() * 40)
     monkeypatch.setattr(chunked, "CHUNK_BYTES", 4 * 1024)
+    monkeypatch.setattr(chunked, "SCANNER_CHUNK_BYTES", 4 * 1024)
     ctx = LoadContext(source=str(path))
     sequential = chunked.load_path(stdio, str(path), ctx, parallel=False).messages
     parallel = chunked.load_path(stdio, str(path), ctx, parallel=True).messages
@@ -116,3 +119,30 @@ def test_a_failed_worker_costs_time_not_rows(
     monkeypatch.setattr(chunked.sys, "executable", interpreter)
     got = chunked.load_path(capture, str(big_capture), ctx, parallel=True).messages
     assert got.equals(expected)
+
+
+def test_scanner_chunks_are_big_but_shared_by_every_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the scanner's threads read big chunks (fewer chunks in the table), two a thread at
+    # least; never smaller than the chunks of the other paths
+    monkeypatch.setattr(chunked, "workers", lambda: 2)
+    mib = 1 << 20
+    assert chunked._scanner_chunk_bytes(540 * mib) == chunked.SCANNER_CHUNK_BYTES == 64 * mib
+    assert chunked._scanner_chunk_bytes(100 * mib) == 25 * mib
+    assert chunked._scanner_chunk_bytes(10 * mib) == chunked.CHUNK_BYTES
+    assert chunked._scanner_chunk_bytes(0) == chunked.CHUNK_BYTES
+
+
+def test_a_big_capture_loads_in_few_chunks(
+    big_capture: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunked, "workers", lambda: 2)
+    monkeypatch.setattr(chunked, "CHUNK_BYTES", 16 * 1024)
+    size = big_capture.stat().st_size
+    ctx = LoadContext(source=str(big_capture))
+    messages = chunked.load_path(capture, str(big_capture), ctx).messages
+    # four chunks of a quarter of the file, not one per 16 KiB
+    assert size > 16 * 16 * 1024
+    assert messages.n_chunks() == 4
+    assert messages.equals(capture.load(read_content(big_capture), ctx).messages)

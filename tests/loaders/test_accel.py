@@ -616,6 +616,7 @@ def test_threaded_chunks_match_a_single_pass(
     module = FORMATS[fmt]
     ctx = LoadContext(source=str(path), tz=None)
     monkeypatch.setattr(chunked, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(chunked, "SCANNER_CHUNK_BYTES", 4096)
     threaded = chunked.load_path(module, str(path), ctx, parallel=True)  # type: ignore[arg-type]
     monkeypatch.setenv("MCPTRACE_PURE_PYTHON", "1")
     single = chunked.load_path(module, str(path), ctx, parallel=False)  # type: ignore[arg-type]
