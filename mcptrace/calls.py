@@ -90,11 +90,21 @@ def _sorted(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     return frame if frame[column].is_sorted() else frame.sort(column)
 
 
+def key_hash(*columns: str) -> pl.Expr:
+    """One 64-bit number for the values of ``columns`` (a null is a value too): rows with
+    equal keys have equal numbers, so a test of one integer finds the few rows a join or
+    a duplicate test on the key itself can keep (keys with text cost more to compare).
+    Different keys may share a number: it only narrows, the key decides."""
+    hashed = pl.col(columns[0]).hash(1)
+    for seed, column in enumerate(columns[1:], start=2):
+        hashed = hashed ^ pl.col(column).hash(seed)
+    return hashed
+
+
 def _hashed_key() -> pl.Expr:
-    """A 64-bit hash of ``_KEY``; null where a part of the key is null (such a key names
-    no request, as in a join)."""
-    hashed = pl.col("session").hash(1) ^ pl.col("direction").hash(2) ^ pl.col("id").hash(3)
-    return pl.when(pl.all_horizontal(pl.col(_KEY).is_not_null())).then(hashed)
+    """:func:`key_hash` of ``_KEY``; null where a part of the key is null (such a key
+    names no request, as in a join)."""
+    return pl.when(pl.all_horizontal(pl.col(_KEY).is_not_null())).then(key_hash(*_KEY))
 
 
 def _latest_requests(req: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:

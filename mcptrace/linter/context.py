@@ -19,6 +19,8 @@ the rules fast:
   through the text costs several times more) before a costly one;
   :func:`computed_where` parses only where a value can be;
   :func:`json_paths` parses each distinct body once;
+* give rows a value of their session (a first ordinal, a bound) with
+  :meth:`LintContext.of_session`, a gather by session code, not a join on session;
 * share derived frames between rules with :meth:`LintContext.memo`;
 * ``session`` is a small integer code in every frame here (see
   :attr:`LintContext.session_names`): rules join, group and sort by it all the time.
@@ -233,18 +235,38 @@ class LintContext:
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
+    def of_session(self, frame: pl.DataFrame, column: str) -> pl.Expr:
+        """``column`` of ``frame`` (at most one row per session code) for the session whose
+        code is in column ``session`` (null for sessions ``frame`` lacks): a gather by
+        code, which over a frame of every message costs less than a join on session. The
+        column it makes is one chunk (see :attr:`messages`)."""
+        known = frame.filter(pl.col("session").is_not_null())
+        by_code = pl.repeat(
+            None, self.session_names.len(), dtype=frame[column].dtype, eager=True
+        ).scatter(known["session"], known[column])
+        code = pl.col("session")
+        if not by_code.has_nulls() or not by_code.dtype.is_numeric():
+            return pl.lit(by_code).gather(code)
+        # a gather from numbers with nulls costs several times one from numbers without:
+        # the numbers (nulls filled) and whether each is known are gathered instead
+        return pl.when(pl.lit(by_code.is_not_null()).gather(code)).then(
+            pl.lit(by_code.fill_null(0)).gather(code)
+        )
+
     def _revision_of_session(self) -> pl.Expr:
         """The judged revision of the session whose code is in column ``session``."""
-        # gathered by code: the column is written once, not once per revision as a chain
-        # of when/then would. It comes out as one chunk (see messages)
-        return pl.lit(self.session_revisions["revision"]).gather(pl.col("session"))
+        # by code: the column is written once, not once per revision as a chain of
+        # when/then would
+        return self.of_session(self.session_revisions, "revision")
 
     def _modern_session(self) -> pl.Expr:
         """Whether the judged revision of the session whose code is in column ``session`` is
-        2026-07-28 or later (false without one): gathered by code, not a test of a million
-        revision texts."""
-        modern = (self.session_revisions["revision"] >= "2026-07-28").fill_null(False)
-        return pl.lit(modern).gather(pl.col("session")).fill_null(False)
+        2026-07-28 or later (false without one): by code, not a test of a million revision
+        texts."""
+        modern = self.session_revisions.select(
+            "session", modern=(pl.col("revision") >= "2026-07-28").fill_null(False)
+        )
+        return self.of_session(modern, "modern").fill_null(False)
 
     @cached_property
     def judged_revisions(self) -> frozenset[str]:

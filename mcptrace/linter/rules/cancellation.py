@@ -19,6 +19,7 @@ from datetime import timedelta
 
 import polars as pl
 
+from mcptrace.calls import key_hash
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import (
     ALL_REVISIONS,
@@ -52,10 +53,10 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
     cancels = ctx.keyed_notifications(_CANCELLED, "cancel_id", "id")
     # only requests with a (session, id) some cancel names can be matched: keep those.
     # Joining every request on the pair costs about twice a test of one number per
-    # request: a number mixing the session with a hash of the id finds the few candidates
-    # first (one whose hash merely collides is then left out by the join of the few)
+    # request: the pair's hash finds the few candidates first (one whose hash merely
+    # collides is then left out by the join of the few)
     named = cancels.select("session", "id").unique()
-    number = pl.col("id").hash() ^ pl.col("session").cast(pl.UInt64)
+    number = key_hash("session", "id")
     requests = (
         ctx.part("requests", "session", "id", "direction", "ordinal", "method")
         .filter(number.is_in(named.select(number).to_series().implode()))

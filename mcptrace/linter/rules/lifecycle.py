@@ -35,25 +35,6 @@ def ordered(ctx: LintContext) -> pl.Expr:
     return ~pl.col("session").is_in(ctx.unordered_sessions.implode())
 
 
-def by_session(ctx: LintContext, frame: pl.DataFrame, column: str) -> pl.Expr:
-    """``column`` (numeric) of ``frame`` (at most one row per session) for the session of
-    each row (null for sessions ``frame`` lacks): a gather by session code, which over a
-    frame of every request costs less than a join on session or a lookup of each row's
-    session."""
-    known = frame.filter(pl.col("session").is_not_null())
-    by_code = pl.repeat(
-        None, ctx.session_names.len(), dtype=frame[column].dtype, eager=True
-    ).scatter(known["session"], known[column])
-    code = pl.col("session")
-    if not by_code.has_nulls():
-        return pl.lit(by_code).gather(code)
-    # a gather from values with nulls costs several times one from values without: the
-    # values (nulls filled) and whether each is known are gathered instead
-    return pl.when(pl.lit(by_code.is_not_null()).gather(code)).then(
-        pl.lit(by_code.fill_null(0)).gather(code)
-    )
-
-
 def initialize_calls(ctx: LintContext) -> pl.DataFrame:
     """Every ``initialize`` request with its response: session, request_ordinal,
     response_ordinal (null when unanswered), outcome, proposed and agreed version."""
@@ -159,7 +140,7 @@ def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
     probe = is_probe("kind", "method", "protocol_version")
     columns = ("session", "ordinal", "direction", "kind", "method", "id", "protocol_version")
     # each row's session's first initialize (a mapping, not a join of every column)
-    init_ordinal = by_session(ctx, first_init, "init_ordinal")
+    init_ordinal = ctx.of_session(first_init, "init_ordinal")
     early = (
         ctx.part("protocol", *columns)
         .filter(pl.col("ordinal") < init_ordinal)
@@ -368,8 +349,8 @@ def _build_requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
     return (
         ctx.part("requests", "session", "ordinal", "method", "direction")
         .with_columns(
-            result_ordinal=by_session(ctx, shaken, "result_ordinal"),
-            initialized_ordinal=by_session(ctx, shaken, "initialized_ordinal"),
+            result_ordinal=ctx.of_session(shaken, "result_ordinal"),
+            initialized_ordinal=ctx.of_session(shaken, "initialized_ordinal"),
         )
         # the typed tests first: the method is compared on the few rows they leave
         .filter(
@@ -451,8 +432,8 @@ def request_before_initialize_result(ctx: LintContext) -> pl.DataFrame:
         .filter(
             (pl.col("direction") == "c2s")
             & ordered(ctx)
-            & (pl.col("ordinal") > by_session(ctx, bounds, "init_ordinal"))
-            & (pl.col("ordinal") < by_session(ctx, bounds, "response_ordinal"))
+            & (pl.col("ordinal") > ctx.of_session(bounds, "init_ordinal"))
+            & (pl.col("ordinal") < ctx.of_session(bounds, "response_ordinal"))
         )
         .filter(pl.col("method") != "ping")
         .drop("direction")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mcptrace.calls import broken_off
+from mcptrace.calls import broken_off, key_hash
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
 from mcptrace.linter.rules.envelope import is_notification_method
@@ -71,8 +71,7 @@ def _build_reused(ctx: LintContext) -> pl.DataFrame:
     issued = _issued(ctx)
     # rows sharing a key share its hash: only the rows whose hash repeats (found by
     # sorting integers, far cheaper than is_duplicated on keys with text) are tested
-    session = pl.col("session").cast(pl.UInt64).fill_null(2**32)  # null: no session's code
-    hashed = pl.col("id").hash() ^ (session * 4 + pl.col("direction").to_physical())
+    hashed = key_hash(*_KEY)
     hashes = issued.select(hashed).to_series().sort()
     repeated = hashes.filter(hashes == hashes.shift(1))
     return issued.filter(hashed.is_in(repeated.implode())).filter(pl.struct(_KEY).is_duplicated())
