@@ -170,7 +170,18 @@ class LintContext:
         runs two at a time): each is then built once, and no rule waits on another's. The
         calls come first: the trace finds the sessions' identity, which :attr:`messages`
         needs, while it pairs them."""
-        _ = self.calls, self.messages, self.sessions, self._dense, self._part_masks
+        self.prepare_calls()
+        self.prepare_frames()
+
+    def prepare_calls(self) -> None:
+        """Build :attr:`calls` (the pairing: the part of :meth:`prepare` that takes longest)."""
+        _ = self.calls
+
+    def prepare_frames(self) -> None:
+        """Build the frames of :meth:`prepare` other than :attr:`calls`: they need the
+        sessions' identity but not the calls, so one thread can build them (and run rules
+        that need no calls) while another pairs the calls."""
+        _ = self.messages, self.sessions, self._dense, self._part_masks
         _ = self.unordered_sessions, self.placed, self.judged_revisions
 
     def memo(self, key: str, build: Callable[[LintContext], pl.DataFrame]) -> pl.DataFrame:

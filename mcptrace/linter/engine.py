@@ -8,7 +8,9 @@ code, name, severity, scope, location and revision on each.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -174,26 +176,69 @@ def lint(
     threads = min(RULE_THREADS, workers(), len(rules))
     if threads <= 1:
         return merge_findings([_run(rule, ctx) for rule in rules])
-    ctx.prepare()
-    # The rules of a family (one module) share its memos: each family runs on one thread,
-    # where its first rule builds them and the others find them built. (Run side by side,
-    # the rules of a family mostly met at the same memo, and one waited while the other
-    # built it.) Big families first, so that the last to end are short. The rules of a
-    # single family run side by side.
-    families: dict[str, list[int]] = {}
-    for i, rule in enumerate(rules):
-        families.setdefault(rule.family, []).append(i)
-    groups = list(families.values()) if len(families) > 1 else [[i] for i in range(len(rules))]
     parts = [FINDINGS.empty()] * len(rules)
+    schedule = _Schedule(rules)
 
-    def run_group(members: list[int]) -> None:
-        for i in members:
+    def work(prepare: Callable[[], object]) -> None:
+        prepare()
+        mine = schedule.queue()
+        while (i := schedule.next(mine)) is not None:
             parts[i] = _run(rules[i], ctx)
 
+    # One thread pairs the calls while the other finds the sessions' identity (the trace
+    # does that on a thread of its own meanwhile), builds the frames every rule reads
+    # and starts on the rules that seldom need the calls (EARLY_FAMILIES): with the
+    # frames built first, a core idled while the pairing ended. A rule that asks for the
+    # calls before they are paired waits for them (cached_property builds under a lock
+    # in Python 3.11: they are paired once).
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(run_group, sorted(groups, key=len, reverse=True)))
+        started = [pool.submit(work, ctx.prepare_calls)]
+        started += [pool.submit(work, ctx.prepare_frames) for _ in range(threads - 1)]
+        for future in started:
+            future.result()
     # in the rules' order, so the findings are the same as one by one
     return merge_findings(parts)
+
+
+#: Families (rule code prefixes) whose rules read the calls only in rare cases (JR: a
+#: rejected batch), run first, while the calls are paired. (A test checks that they read
+#: none on ordinary traffic; a rule that does read them only waits for the pairing.)
+EARLY_FAMILIES = ("JR", "ST")
+
+
+class _Schedule:
+    """The order in which threads take rules. The rules of a family (one module) share
+    its memos: a thread takes a whole family, where its first rule builds them and the
+    others find them built. (Rules of one family run side by side mostly met at the same
+    memo, and one waited while the other built it.) :data:`EARLY_FAMILIES` first, then
+    big families, so that the last to end are short; a thread that finds no family left
+    takes the last rule of the family with the most rules left, so that the threads end
+    together."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        families: dict[str, deque[int]] = {}
+        for i, rule in enumerate(rules):
+            families.setdefault(rule.family, deque()).append(i)
+        early = [families.pop(name) for name in EARLY_FAMILIES if name in families]
+        self._waiting = deque([*early, *sorted(families.values(), key=len, reverse=True)])
+        self._queues: list[deque[int]] = []
+        self._lock = threading.Lock()
+
+    def queue(self) -> deque[int]:
+        """A thread's queue: the rules left of the family it took."""
+        with self._lock:
+            self._queues.append(deque())
+            return self._queues[-1]
+
+    def next(self, mine: deque[int]) -> int | None:
+        """The next rule for the thread of queue ``mine``, or None when every rule is taken."""
+        with self._lock:
+            if not mine and self._waiting:
+                mine.extend(self._waiting.popleft())
+            if mine:
+                return mine.popleft()
+            busiest = max(self._queues, key=len)
+            return busiest.pop() if busiest else None
 
 
 def findings_in_window(

@@ -23,10 +23,17 @@ from mcptrace.loaders.reader import split_lines
 from mcptrace.loaders.rows import read_times
 from mcptrace.schema import MESSAGES, Timestamp
 
+#: the interface of ``_scan`` this module is written for (``SCAN_INTERFACE`` in ``_scan.c``)
+SCAN_INTERFACE = 2
+
 _scan: ModuleType | None
 try:
     _scan = importlib.import_module("mcptrace._scan")
 except ImportError:  # built without a C compiler: the pure-Python path does all the work
+    _scan = None
+if _scan is not None and getattr(_scan, "INTERFACE", None) != SCAN_INTERFACE:
+    # built from an older checkout and not rebuilt since (an editable install builds it
+    # once): its columns are not the ones read below, so the pure-Python path is used
     _scan = None
 
 Mode = Literal["capture", "stdio"]
@@ -104,9 +111,10 @@ def scan(
         return _EMPTY, slow
     rows = pl.DataFrame([_column(columns, i) for i in range(_scan.NCOLS)])
     n = rows.height
-    # the scanner reads the common RFC 3339 form itself; Polars parses any other text
+    # the scanner reads the common RFC 3339 form itself, and keeps the text only of the
+    # times it could not read: Polars parses those
     ts = rows["ts_us"].cast(Timestamp)
-    unread = (rows["ts_text"].is_not_null() & ts.is_null()).arg_true()
+    unread = rows["ts_text"].is_not_null().arg_true()
     local: pl.Series | None = None
     if len(unread):
         others, zoneless = read_times(rows["ts_text"].gather(unread), tz=tz)
@@ -135,7 +143,11 @@ def scan(
         ),
         "direction_inferred": _constant(False, pl.Boolean(), n),
         "unordered": _constant(False, pl.Boolean(), n),
-        "transport": rows["transport"].fill_null(transport),
+        "direction": _decode(rows["direction"]),
+        "kind": _decode(rows["kind"]),
+        "id_type": _decode(rows["id_type"]),
+        # a line without a transport of its own has the file's
+        "transport": _decode(rows["transport"], transport),
         "batch_index": _constant(None, pl.Int32(), n),
         "batched": _constant(False, pl.Boolean(), n),
         # the lines the scanner takes carry no HTTP exchanges
@@ -156,6 +168,10 @@ def scan(
 #: the messages schema, built once (each ``MESSAGES.schema`` builds it anew)
 _SCHEMA = MESSAGES.schema
 _EMPTY = pl.DataFrame(schema=_SCHEMA)
+#: the words of each Enum column the scanner writes as codes (see ``T_CODE`` in
+#: ``_scan.c``), and the Enum column to gather each column's rows from, per word for null
+_CODES: dict[str, tuple[str, ...]] = _scan.CODES if _scan is not None else {}
+_WORDS: dict[tuple[str, str | None], pl.Series] = {}
 #: long constant columns, sliced for each chunk (see :func:`_constant`)
 _CONSTANTS: dict[tuple[object, pl.DataType], pl.Series] = {}
 
@@ -172,6 +188,16 @@ def _constant(value: str | bool | int | None, dtype: pl.DataType, n: int) -> pl.
         # two threads may both build it: either copy will do
         whole = _CONSTANTS[key] = pl.repeat(value, max(n, 1 << 17), dtype=dtype, eager=True)
     return whole.slice(0, n)
+
+
+def _decode(codes: pl.Series, null: str | None = None) -> pl.Series:
+    """An Enum column of the scanner's codes (``codes.name`` is the column): code 0, no
+    value, reads as ``null``, code k as the column's k-th word."""
+    key = (codes.name, null)
+    words = _WORDS.get(key)
+    if words is None:
+        words = _WORDS[key] = pl.Series([null, *_CODES[codes.name]], dtype=_SCHEMA[codes.name])
+    return words.gather(codes)
 
 
 class _Capsules:

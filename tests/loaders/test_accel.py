@@ -716,6 +716,47 @@ def test_read_chunk_gives_the_files_bytes_read_only(tmp_path: Path) -> None:
         accel.read(-1, 0, 10)
 
 
+def _lines_of(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+@pytest.mark.skipif(not hasattr(accel._scan, "read"), reason="no pread on this platform")
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"a", b"\n", b"\r", b"{}", b"x" * 40])).map(b"".join),
+    start=st.integers(0, 3),
+)
+def test_a_read_chunk_has_its_lines_counted_as_its_bytes(data: bytes, start: int) -> None:
+    """read() counts the lines of what it reads, for scan() and lines() to skip a pass
+    of their own: the count must be that of the bytes, also of a part of the chunk."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        chunk = accel.read(f.fileno(), start, len(data))
+    assert chunk is not None
+    got = bytes(chunk)
+    assert accel.lines(chunk) == accel.lines(got) == _lines_of(got)
+    assert accel.lines(chunk[1:]) == _lines_of(got[1:])
+    assert accel._scan.scan(chunk, 1, accel._scan.CAPTURE)[1] == _lines_of(got)
+
+
+@pytest.mark.skipif(not hasattr(accel._scan, "read"), reason="no pread on this platform")
+def test_a_chunk_read_in_blocks_has_its_lines_counted(tmp_path: Path) -> None:
+    """Lines across read()'s 1 MiB blocks, and a last line without its newline."""
+    path = tmp_path / "c.jsonl"
+    data = b"".join(b"%d\n" % i + b"y" * (i % 97) for i in range(60_000))
+    assert len(data) > 3 << 20 and not data.endswith(b"\n")
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        chunk = accel.read(f.fileno(), 0, len(data))
+        tail = accel.read(f.fileno(), (1 << 20) - 5, 1 << 20)
+    assert chunk is not None and tail is not None
+    assert accel.lines(chunk) == _lines_of(data)
+    assert accel.lines(tail) == _lines_of(data[(1 << 20) - 5 : (2 << 20) - 5])
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     docs=spelled_docs,

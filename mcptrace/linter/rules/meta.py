@@ -88,10 +88,11 @@ def _marked_requests(ctx: LintContext) -> pl.DataFrame:
 def _build_marked_requests(ctx: LintContext) -> pl.DataFrame:
     requests = _modern_client_requests(ctx)
     # These texts lie scattered among the other messages', and reading them there is
-    # what a search costs: copied side by side first (adding "" writes each text anew,
-    # which costs less than one search in place), each search of the copy costs a fifth
-    # of one in place.
-    copy = requests.select(pl.col("message") + "")
+    # what a search costs: copied side by side first (which costs less than one search in
+    # place), each search of the copy costs a fifth of one in place. Stripping a leading
+    # \x01 writes each text anew at two thirds of the cost of adding "", and cannot change
+    # a match: neither key holds that byte.
+    copy = requests.select(pl.col("message").str.strip_prefix("\x01"))
     caps_compact = f'"{CLIENT_CAPABILITIES_KEY}":{{'
     caps_object = rf'"{re.escape(CLIENT_CAPABILITIES_KEY)}"\s*:\s*\{{'
     return requests.with_columns(
@@ -920,6 +921,23 @@ def _invalid_keys(keys: pl.DataFrame, valid: Callable[[str], bool]) -> pl.DataFr
     return keys.join(table, on="tok").filter(~pl.col("_ok"))
 
 
+def _modern_rare(ctx: LintContext) -> pl.DataFrame:
+    """ordinal, message and ``_copy`` (the same texts, side by side: search this one) of
+    the readable 2026 messages whose text has a rare marker (see LintContext.part): only
+    they can have the keys MT010 and MT012 look for."""
+    return ctx.memo("meta.modern_rare", _build_modern_rare)
+
+
+def _build_modern_rare(ctx: LintContext) -> pl.DataFrame:
+    rows = content(ctx.part("protocol", "ordinal", "modern", "parse_error", "rare", "message"))
+    # As in _build_marked_requests: copied once (a leading \x01, which no pattern
+    # searched for matches, stripped), each rule's search of the copy costs a fifth of
+    # one in place. The JSON paths read the texts themselves.
+    return rows.filter(pl.col("modern") & pl.col("rare")).select(
+        "ordinal", "message", _copy=pl.col("message").str.strip_prefix("\x01")
+    )
+
+
 @rule(code="MT010", name="extension-id-format", severity="error", revisions=MODERN, scope="message")
 def extension_id_format(ctx: LintContext) -> pl.DataFrame:
     """## What it does
@@ -963,10 +981,8 @@ def extension_id_format(ctx: LintContext) -> pl.DataFrame:
     (2026-07-28). Schema: `ClientCapabilities.extensions`, `ServerCapabilities.extensions`.
     """
     rows = (
-        content(ctx.part("protocol", "ordinal", "modern", "parse_error", "rare", "message"))
-        # only texts with a rare marker (see LintContext.part) can have this one
-        .filter(pl.col("modern") & pl.col("rare"))
-        .filter(pl.col("message").str.contains('"extensions"', literal=True))
+        _modern_rare(ctx)
+        .filter(pl.col("_copy").str.contains('"extensions"', literal=True))
         .with_columns(
             _ext=pl.coalesce(
                 path(f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"].extensions'),
@@ -1078,9 +1094,16 @@ def meta_key_format(ctx: LintContext) -> pl.DataFrame:
     # valid key name (or is `_meta`'s own key); only those few messages are tokenized.
     # One regex pass does both: `"_meta"` and, somewhere after it, such a key. The
     # first pass, which reads only the `_meta` objects, leaves it few texts to read.
+    # (Which rows apply is a question about their session's revision: answered once per
+    # session and gathered by code, not asked of a million revision texts.)
+    judged = ctx.session_revisions.select(
+        "session",
+        _judged=pl.col("revision").is_in(list(since("2025-06-18")))
+        | (pl.col("revision") >= "2026-07-28").fill_null(False),
+    )
     rows = (
-        content(ctx.part("protocol", "ordinal", "revision", "modern", "parse_error", "message"))
-        .filter(pl.col("revision").is_in(list(since("2025-06-18"))) | pl.col("modern"))
+        content(ctx.part("protocol", "ordinal", "session", "parse_error", "message"))
+        .filter(ctx.of_session(judged, "_judged"))
         .filter(pl.col("message").str.contains(_META_BAD_KEY))
         .filter(pl.col("message").str.contains(r'(?s)"_meta".*?' + _BAD_KEY))
     )
@@ -1177,13 +1200,11 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
     respectively." — docs/specification/2026-07-28/basic/index.mdx#meta (2026-07-28).
     """
     rows = (
-        content(ctx.part("protocol", "ordinal", "modern", "parse_error", "rare", "message"))
-        # only texts with a rare marker (see LintContext.part) can have these
-        .filter(pl.col("modern") & pl.col("rare"))
+        _modern_rare(ctx)
         # a pattern starting with `"` stops the search at every quote of the text: the
         # names without it first, which settles most texts at a third of the cost
-        .filter(pl.col("message").str.contains('(?:trace(?:parent|state)|baggage)"'))
-        .filter(pl.col("message").str.contains('"(?:trace(?:parent|state)|baggage)"'))
+        .filter(pl.col("_copy").str.contains('(?:trace(?:parent|state)|baggage)"'))
+        .filter(pl.col("_copy").str.contains('"(?:trace(?:parent|state)|baggage)"'))
         .with_columns(
             _tp=pl.coalesce(path("$.params._meta.traceparent"), path("$.result._meta.traceparent")),
             _ts=pl.coalesce(path("$.params._meta.tracestate"), path("$.result._meta.tracestate")),

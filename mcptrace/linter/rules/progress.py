@@ -43,6 +43,36 @@ _COMPACT_HEAD = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"p
 _COMPACT_TAIL = r"^" + _NUMBER + r'(?:,"total":' + _NUMBER + r')?(?:,"message":"[^"\\]*")?\}\}$'
 
 
+def _compact_progress(progress: pl.DataFrame) -> pl.Series:
+    """``_quick``: the ``params.progress`` text of each notification of ``progress``
+    (columns token, message) whose text is in the compact form (see
+    :data:`_COMPACT_HEAD`), null for the others.
+
+    The notifications' texts lie scattered through the buffers of every message's text,
+    and reading them there costs several times what the same work costs on texts side
+    by side (at 10^6 messages, ~15 ms instead of ~4 ms for the head alone): they are
+    read there once, into a copy. The copy strips trailing NULs, which no compact
+    text ends with: a text that loses any is left to the parse. The tails after the
+    head repeat (a few values of progress, total and message), so each distinct one is
+    matched once."""
+    texts = progress["message"]
+    copied = texts.str.strip_chars_end("\x00")
+    head = pl.lit(_COMPACT_HEAD) + pl.col("token") + pl.lit(',"progress":')
+    tails = pl.DataFrame({"token": progress["token"], "_text": copied}).select(
+        # a text that does not start with the head is left whole, and the text of a JSON
+        # object (`{...`) never matches the tail
+        _tail=pl.when(copied.str.len_bytes() == texts.str.len_bytes()).then(
+            pl.col("_text").str.strip_prefix(head)
+        )
+    )
+    tail = pl.col("_tail")
+    verdicts = tails.unique().with_columns(
+        # the number is ASCII: its length in characters is the offset of `,` or `}`
+        _quick=pl.when(tail.str.contains(_COMPACT_TAIL)).then(tail.str.head(tail.str.find("[,}]")))
+    )
+    return tails.join(verdicts, on="_tail", how="left", maintain_order="left")["_quick"]
+
+
 def _token_requests(ctx: LintContext) -> pl.DataFrame:
     """Requests carrying `_meta.progressToken`, with their first response (if any)."""
     return ctx.memo("progress.token_requests", _build_token_requests)
@@ -394,23 +424,12 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
     unknown." — basic/patterns/progress.mdx#progress-flow (2026-07-28;
     basic/utilities/progress.mdx#progress-flow in earlier revisions).
     """
-    progress = _attributed_progress(ctx).filter(
-        pl.col("request_ordinal").is_not_null() & ~pl.col("ambiguous")
-    )
-    head = pl.lit(_COMPACT_HEAD) + pl.col("token") + pl.lit(',"progress":')
-    tail = pl.col("_tail")
     progress = (
-        # a text that does not start with the head is left whole, and the text of a JSON
-        # object (`{...`) never matches the tail
-        progress.with_columns(_tail=pl.col("message").str.strip_prefix(head))
-        # the number is ASCII: its length in characters is the offset of `,` or `}`
-        .with_columns(
-            _quick=pl.when(tail.str.contains(_COMPACT_TAIL)).then(
-                tail.str.head(tail.str.find("[,}]"))
-            )
-        )
-        .drop("_tail")
+        _attributed_progress(ctx)
+        .filter(pl.col("request_ordinal").is_not_null() & ~pl.col("ambiguous"))
+        .select("ordinal", "request_ordinal", "token", "message")
     )
+    progress = progress.with_columns(_quick=_compact_progress(progress))
     text = pl.coalesce(
         "_quick",
         computed_where(
@@ -422,16 +441,18 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
     # each notification against the previous one of its request, in capture order:
     # sorted by request then ordinal, the previous row is that one when it has the
     # same request. (The previous row is gathered by position: a plain `shift` here
-    # makes polars 2.1 panic in `pl.format` after the filter below.)
+    # makes polars 2.1 panic in `pl.format` after the filter below.) The rows come in
+    # ordinal order (the memo's join keeps its sort), so a stable sort by request alone
+    # orders them, on one integer key
     before = (pl.int_range(pl.len()) - 1).clip(lower_bound=0)
     same = (pl.int_range(pl.len()) > 0) & (
         pl.col("request_ordinal") == pl.col("request_ordinal").gather(before)
     )
     ranked = (
-        progress.with_columns(value_text=text)
+        progress.select("ordinal", "request_ordinal", "token", value_text=text)
         .with_columns(value=pl.col("value_text").cast(pl.Float64, strict=False))
         .filter(pl.col("value").is_not_null())
-        .sort("request_ordinal", "ordinal")
+        .sort("request_ordinal", maintain_order=True)
         .with_columns(
             prev=pl.when(same).then(pl.col("value").gather(before)),
             prev_text=pl.when(same).then(pl.col("value_text").gather(before)),
