@@ -349,12 +349,18 @@ static const Want ENV_WANTS[] = {
 
 static int scan_value(Cur *c, int depth, const Want *wants, int nwants, Slot *slots, Slot *out);
 
+/* A line's text is scanned up to the end of its chunk, not of the line (so that the
+ * line's end need not be searched for first): a newline, where a value would go on,
+ * ends the line inside the value. No other token takes a newline: strings stop at
+ * control characters, numbers and literals at anything else. */
 static inline int skip_ws(Cur *c) {
     while (c->p < c->end) {
         uint8_t ch = *c->p;
-        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+        if (ch == ' ' || ch == '\t' || ch == '\r') {
             if (c->canon) return -1; /* orjson writes no whitespace */
             c->p++;
+        } else if (ch == '\n') {
+            return -1;
         } else {
             break;
         }
@@ -435,8 +441,9 @@ static int scan_string(Cur *c, Slot *out) {
                                         _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
             int mask = _mm_movemask_epi8(stop);
             if (mask) {
+                /* p is at the byte to stop at: the loops below would only find it again */
                 p += __builtin_ctz((unsigned)mask);
-                break;
+                goto stopped;
             }
             p += 16;
         }
@@ -449,6 +456,9 @@ static int scan_string(Cur *c, Slot *out) {
         }
         while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
         if (p >= end) return -1;
+#ifdef __SSE2__
+    stopped:;
+#endif
         uint8_t ch = *p;
         if (ch == '"') {
             p++;
@@ -587,6 +597,35 @@ static int scan_literal(Cur *c, const char *word, int n, uint8_t type, Slot *out
     return 0;
 }
 
+/* memcmp(a, b, n) == 0 inlined for the short keys of objects: a call to libc's memcmp
+ * per member (the duplicate check and the wanted names) cost more than the compare.
+ * Every load stays within the n bytes. */
+static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+    uint64_t x, y;
+    uint32_t u, v;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + n - 8, 8); /* the last eight bytes */
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) {
+        memcpy(&u, a, 4);
+        memcpy(&v, b, 4);
+        if (u != v) return 0;
+        memcpy(&u, a + n - 4, 4);
+        memcpy(&v, b + n - 4, 4);
+        return u == v;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* after a member or element: 1 when a comma announces another, 0 at `close`, -1 otherwise */
 static inline int next_item(Cur *c, uint8_t close) {
     if (skip_ws(c) || c->p >= c->end) return -1;
@@ -604,7 +643,11 @@ static inline int next_item(Cur *c, uint8_t close) {
 /* an object; members named in `wants` are recorded in `slots` (and their objects
  * scanned with their own wants); `strict` makes any other member a reason to decline */
 static int scan_object(Cur *c, int depth, const Want *wants, int nwants, Slot *slots, int strict) {
-    Slot keys[MAX_KEYS];
+    /* the keys seen, for the duplicate check: kept as their two fields, not as Slots (a
+     * Slot that scan_string has just written field by field, copied whole, is read
+     * back in one load that cannot be served from those stores, and stalls) */
+    const uint8_t *key_s[MAX_KEYS];
+    int32_t key_n[MAX_KEYS];
     int nkeys = 0;
     c->p++; /* '{' */
     if (skip_ws(c)) return -1;
@@ -618,10 +661,11 @@ static int scan_object(Cur *c, int depth, const Want *wants, int nwants, Slot *s
         if (scan_string(c, &key)) return -1;
         if (nkeys == MAX_KEYS) return -1;
         for (int i = 0; i < nkeys; i++) {
-            if (keys[i].n == key.n && memcmp(keys[i].s, key.s, (size_t)key.n) == 0)
+            if (key_n[i] == key.n && same_bytes(key_s[i], key.s, (size_t)key.n))
                 return -1; /* duplicate member: orjson keeps the last */
         }
-        keys[nkeys++] = key;
+        key_s[nkeys] = key.s;
+        key_n[nkeys++] = key.n;
         if (skip_ws(c)) return -1;
         if (c->p >= c->end || *c->p != ':') return -1;
         c->p++;
@@ -633,7 +677,8 @@ static int scan_object(Cur *c, int depth, const Want *wants, int nwants, Slot *s
         if (!key.escaped) {
             for (int i = 0; i < nwants; i++) {
                 const char *k = wants[i].key;
-                if (key.n - 2 == wants[i].klen && memcmp(key.s + 1, k, (size_t)wants[i].klen) == 0) {
+                if (key.n - 2 == wants[i].klen &&
+                    same_bytes(key.s + 1, (const uint8_t *)k, (size_t)wants[i].klen)) {
                     want = &wants[i];
                     break;
                 }
@@ -899,8 +944,11 @@ static int rpc_row(const Slot *sl, Row *row) {
 
 enum { MODE_CAPTURE = 0, MODE_STDIO = 1 };
 
-/* 0: row filled; -1: the line takes the Python path */
-static int scan_line(const uint8_t *ls, const uint8_t *le, int mode, Row *row) {
+/* The line starting at ls, in text that goes on to `end` (the chunk's end, or the
+ * line's newline and beyond). 0: row filled, *eol set to the line's newline (or `end`,
+ * the last line having none); -1: the line takes the Python path. */
+static int scan_line(const uint8_t *ls, const uint8_t *end, int mode, Row *row,
+                     const uint8_t **eol) {
     /* only what says "absent" is cleared: a slot's type (the rest of it is written with
      * it), a view's pointer, a value's flag. Clearing all of both (~1 KB a line, with
      * `rep stos`) took 1-2% of a scan. */
@@ -913,7 +961,7 @@ static int scan_line(const uint8_t *ls, const uint8_t *le, int mode, Row *row) {
     row->error_code_is_int = -1;
     row->tool_error = -1;
     row->has_http_status = 0;
-    Cur c = {ls, le, 0};
+    Cur c = {ls, end, 0};
     if (skip_ws(&c)) return -1;
     if (c.p >= c.end || *c.p != '{') return -1;
     if (mode == MODE_CAPTURE) {
@@ -921,7 +969,12 @@ static int scan_line(const uint8_t *ls, const uint8_t *le, int mode, Row *row) {
     } else {
         if (scan_object(&c, 0, MSG_WANTS, NWANTS(MSG_WANTS), slots, 0)) return -1;
     }
-    if (skip_ws(&c) || c.p != c.end) return -1;
+    /* nothing but blanks after the value, up to the line's end */
+    while (c.p < c.end && (*c.p == ' ' || *c.p == '\t' || *c.p == '\r')) c.p++;
+    if (c.p < c.end && *c.p != '\n') return -1;
+    *eol = c.p;
+    /* the line's text, as split_lines cuts it: without its newline, nor a CR before it */
+    const uint8_t *le = c.p[-1] == '\r' ? c.p - 1 : c.p;
     row->v[C_RAW] = (Str){ls, (int32_t)(le - ls)};
     if (mode == MODE_STDIO) {
         row->v[C_MESSAGE] = row->v[C_RAW];
@@ -1498,23 +1551,27 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
         index = 0;
         Row row;
         while (q < e) {
-            const uint8_t *nl = memchr(q, '\n', (size_t)(e - q));
-            const uint8_t *le = nl ? nl : e;
-            if (pick && !(index < npick && pick[index] == wanted)) {
-                line++;
-                index++;
-                q = nl ? nl + 1 : e;
-                continue;
-            }
-            index++;
-            if (le > q && le[-1] == '\r') le--;
-            const uint8_t *ls = pick ? kept : copy + (q - src);
-            const uint8_t *lend = ls + (le - q);
+            /* a selected line is copied whole first; any other is scanned in the copy of
+             * the chunk up to its end, and its end found by the scan (a memchr for each
+             * line cost 4% of a scan) unless the Python path is to read it */
+            const uint8_t *nl = NULL, *ls, *stop, *eol;
             if (pick) {
-                memcpy(kept, q, (size_t)((nl ? nl + 1 : e) - q));
-                kept += (nl ? nl + 1 : e) - q;
+                nl = memchr(q, '\n', (size_t)(e - q));
+                const uint8_t *next = nl ? nl + 1 : e;
+                if (!(index++ < npick && pick[index - 1] == wanted)) {
+                    line++;
+                    q = next;
+                    continue;
+                }
+                memcpy(kept, q, (size_t)(next - q));
+                ls = kept;
+                stop = kept + (next - q);
+                kept += next - q;
+            } else {
+                ls = copy + (q - src);
+                stop = copy + size;
             }
-            if (le > q && scan_line(ls, lend, mode, &row) == 0) {
+            if (scan_line(ls, stop, mode, &row, &eol) == 0) {
                 Col *c = cols->cols;
                 put_int(&c[C_LINE], n, line, 1);
                 if (row.v[C_TS_TEXT].s &&
@@ -1537,15 +1594,20 @@ static PyObject *scan(PyObject *Py_UNUSED(mod), PyObject *args) {
                 put_bool(&c[C_ERROR_CODE_IS_INT], n, row.error_code_is_int);
                 put_bool(&c[C_TOOL_ERROR], n, row.tool_error);
                 n++;
+                /* the next line starts after this one's newline, where the scan ended */
+                q += eol - ls + (eol < stop);
             } else {
+                if (!pick) nl = memchr(q, '\n', (size_t)(e - q));
+                const uint8_t *le = nl ? nl : e;
+                if (le > q && le[-1] == '\r') le--;
                 /* positions in `data`, where the Python path reads the line */
                 slow[nslow].line = line;
                 slow[nslow].start = q - src;
                 slow[nslow].end = le - src;
                 nslow++;
+                q = nl ? nl + 1 : e;
             }
             line++;
-            q = nl ? nl + 1 : e;
         }
         cols->rows = n;
         cols->lines = line - first_line;

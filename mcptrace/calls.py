@@ -121,14 +121,21 @@ def _latest_requests(req: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
         "request_ordinal", "_req", _k=_hashed_key(), _pos=pl.int_range(pl.len(), dtype=pl.UInt32)
     )
     left = rows.with_columns(_k=_hashed_key())
-    repeated = right["_k"].is_duplicated()
-    found = left.join(right.filter(~repeated), on="_k", how="left", maintain_order="left")
+    try:
+        # usually no key names two requests: a join that checks so (failing otherwise)
+        # costs no more than the join alone, where finding the repeated keys first
+        # hashed every key once more
+        found = left.join(right, on="_k", how="left", maintain_order="left", validate="m:1")
+        repeated = None
+    except pl.exceptions.ComputeError:  # some key names more than one request
+        repeated = right["_k"].is_duplicated()
+        found = left.join(right.filter(~repeated), on="_k", how="left", maintain_order="left")
     found = found.with_columns(
         pl.when(pl.col("request_ordinal") < pl.col("at")).then(
             pl.col("request_ordinal", "_req", "_pos")
         )
     )
-    if repeated.any():
+    if repeated is not None and repeated.any():
         many = right.filter(repeated)
         in_many = pl.col("_k").is_in(many["_k"].implode()).fill_null(False)
         latest = _sorted(left.filter(in_many), "at").join_asof(
@@ -364,6 +371,19 @@ def build_calls(
     return calls if identity is None else identify_calls(calls, messages, identity)
 
 
+def _one_response_each(req: pl.DataFrame, resp: pl.DataFrame) -> bool:
+    """Whether no two responses matched the same request: no two rows of ``resp`` have
+    the same ``_req`` (a row of ``req``), and the ordinals of ``req`` increase (as in
+    every loaded trace), so no two have the same ``request_ordinal`` either. Counted by
+    marking each matched row of ``req``, not by hashing the ordinals."""
+    matched = resp["_req"].drop_nulls()
+    marked = pl.repeat(0, req.height, dtype=pl.UInt32, eager=True).scatter(matched, 1)
+    if marked.sum() != matched.len():
+        return False
+    ordinals = req["request_ordinal"]
+    return ordinals.null_count() == 0 and bool((ordinals.diff().drop_nulls() > 0).all())
+
+
 def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = ()) -> pl.DataFrame:
     """The calls table of a messages table without the sessions' identity: ``client`` and
     ``revision`` are null (see :func:`identify_calls`). The pairing needs no identity, so
@@ -410,7 +430,9 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
         _req=_scattered(resp.height, pairs["_row"], pairs["_req"]),
     )
     # the first response to a request answers it; later ones are duplicates
-    if resp["response_ordinal"].is_sorted():
+    if _one_response_each(req, resp):
+        first = pl.lit(True)  # the usual case: no hash of the matched ordinals
+    elif resp["response_ordinal"].is_sorted():
         first = pl.col("request_ordinal").is_first_distinct()
     else:
         first = pl.col("response_ordinal") == pl.col("response_ordinal").min().over(

@@ -59,22 +59,38 @@ def _first(expr: pl.Expr, name: str) -> pl.Expr:
     return expr.drop_nulls().first().alias(name)
 
 
-def _first_per_session(rows: pl.DataFrame, *needles: str) -> pl.DataFrame:
-    """The first row per session whose message text contains every needle."""
+def _with_text(rows: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
+    """``rows`` (with ``_row``, a position in ``texts``) plus their ``message``."""
+    return rows.with_columns(texts.gather(rows["_row"]).alias("message"))
+
+
+def _first_per_session(
+    rows: pl.DataFrame, firsts: pl.DataFrame, texts: pl.Series, *needles: str
+) -> pl.DataFrame:
+    """The first row per session of ``rows`` (session and ``_row``, a position in
+    ``texts``) whose message text contains every needle: session and message.
+    ``firsts``: the first row per session of ``rows``, with its message."""
     has = pl.lit(True)
     for needle in needles:
         has &= pl.col("message").str.contains(needle, literal=True)
     # usually a session's first row already has them: test those first, and scan the
-    # text of every row only in the sessions where it does not. (A mask of first rows,
-    # not unique(): a hash of the session column alone, not of the whole rows)
-    firsts = rows.filter(pl.col("session").is_first_distinct())
+    # text of every row only in the sessions where it does not. The rows carry no text
+    # (~0.2 GB for the results and requests of 10^6 messages): only those tested get it
     hits = firsts.filter(has)
     misses = firsts.filter(~has.fill_null(False))["session"]
     if misses.is_empty():
-        return hits
-    rest = rows.filter(pl.col("session").is_in(misses.implode()))
+        return hits.select("session", "message")
+    rest = _with_text(rows.filter(pl.col("session").is_in(misses.implode())), texts)
     found = rest.filter(has)
-    return pl.concat([hits, found.filter(pl.col("session").is_first_distinct())])
+    return pl.concat([hits, found.filter(pl.col("session").is_first_distinct())]).select(
+        "session", "message"
+    )
+
+
+def _firsts(rows: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
+    """The first row per session of ``rows`` (see :func:`_first_per_session`), with its
+    message. (A mask of first rows, not unique(): a hash of the session column alone)"""
+    return _with_text(rows.filter(pl.col("session").is_first_distinct()), texts)
 
 
 def _telemetry(call_records: pl.DataFrame | None) -> pl.DataFrame:
@@ -86,6 +102,48 @@ def _telemetry(call_records: pl.DataFrame | None) -> pl.DataFrame:
         pl.col("revision").drop_nulls().mode().sort().last().alias("telemetry_revision"),
         pl.col("client").drop_nulls().first().alias("telemetry_client"),
     )
+
+
+def _fingerprinted(ident: pl.DataFrame, messages: pl.LazyFrame, sessions: int) -> pl.DataFrame:
+    """``ident`` plus ``fp_revision``: the revision of the first fingerprint test (in order
+    of preference) any message of the session passes (``sessions``: how many sessions
+    have messages).
+
+    Only a session without stronger evidence (initialize, meta, header or telemetry) is
+    judged by its fingerprint (the revision and the refused-probe test take the stronger
+    first), so only its messages are tested: usually none, where testing every message
+    cost a quarter of the identity at 10^6 messages."""
+    stronger = (
+        "agreed_revision",
+        "requested_revision",
+        "meta_revision",
+        "header_revision",
+        "telemetry_revision",
+    )
+    needy = ident.filter(pl.all_horizontal(pl.col(stronger).is_null()))["session"]
+    if needy.is_empty():
+        return ident.with_columns(fp_revision=pl.lit(None, pl.String))
+    if needy.len() < sessions:  # else test every message (a needless test changes nothing)
+        messages = messages.filter(pl.col("session").is_in(needy.implode(), nulls_equal=True))
+    # per row the first test it passes, then the smallest per session
+    first_test: pl.Expr = pl.lit(None, pl.Int8)
+    for index, (test, _) in reversed(list(enumerate(_FINGERPRINTS))):
+        first_test = pl.when(test).then(pl.lit(index, pl.Int8)).otherwise(first_test)
+    fingerprint = (
+        messages.select("session", _fp=first_test)
+        .group_by("session")
+        .agg(pl.col("_fp").min())
+        .select(
+            "session",
+            fp_revision=pl.col("_fp").replace_strict(
+                {i: rev for i, (_, rev) in enumerate(_FINGERPRINTS)},
+                default=None,
+                return_dtype=pl.String,
+            ),
+        )
+        .collect()
+    )
+    return ident.join(fingerprint, on="session", how="left", maintain_order="left")
 
 
 def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -142,14 +200,17 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         )
     )
     # 2026 identity travels on every request and result: parse only the first one per
-    # session that carries it (a cheap substring test finds it), not all of them
+    # session that carries it (a cheap substring test finds it), not all of them. The
+    # rows are kept as positions, not with their text (see _first_per_session)
+    texts = messages["message"]
     modern_req = (
-        lazy.filter(
+        lazy.with_row_index("_row")
+        .filter(
             (pl.col("kind") == "request")
             & (pl.col("method") != "initialize")
             & pl.col("protocol_version").is_not_null()
         )
-        .select("session", "protocol_version", "message")
+        .select("session", "protocol_version", "_row")
         .collect()
     )
     meta_revision_query = (
@@ -160,7 +221,11 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         )
     )
     meta_client = _first_per_session(
-        modern_req, f"{_META}/clientCapabilities", f"{_META}/clientInfo"
+        modern_req,
+        _firsts(modern_req, texts),
+        texts,
+        f"{_META}/clientCapabilities",
+        f"{_META}/clientInfo",
     ).select(
         "session",
         meta_client_name=_path(f'$.params._meta["{_META}/clientInfo"].name'),
@@ -168,14 +233,18 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         meta_client_caps=_json_at(f'$.params._meta["{_META}/clientCapabilities"]'),
     )
     results = (
-        lazy.filter(pl.col("result_type").is_not_null()).select("session", "message").collect()
+        lazy.with_row_index("_row")
+        .filter(pl.col("result_type").is_not_null())
+        .select("session", "_row")
+        .collect()
     )
-    server_meta = _first_per_session(results, f"{_META}/serverInfo").select(
+    first_results = _firsts(results, texts)
+    server_meta = _first_per_session(results, first_results, texts, f"{_META}/serverInfo").select(
         "session",
         meta_server_name=_path(f'$.result._meta["{_META}/serverInfo"].name'),
         meta_server_version=_path(f'$.result._meta["{_META}/serverInfo"].version'),
     )
-    discover_result = _first_per_session(results, "supportedVersions").select(
+    discover_result = _first_per_session(results, first_results, texts, "supportedVersions").select(
         "session",
         disc_server_name=_path("$.result.serverInfo.name"),
         disc_server_version=_path("$.result.serverInfo.version"),
@@ -195,24 +264,6 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         )
         .group_by("session", maintain_order=True)
         .agg(pl.col("_h").drop_nulls().mode().sort().last().alias("header_revision"))
-    )
-    # the first fingerprint test (in order of preference) any row of the session passes:
-    # per row the first test it passes, then the smallest per session
-    first_test: pl.Expr = pl.lit(None, pl.Int8)
-    for index, (test, _) in reversed(list(enumerate(_FINGERPRINTS))):
-        first_test = pl.when(test).then(pl.lit(index, pl.Int8)).otherwise(first_test)
-    fingerprint_query = (
-        lazy.select("session", _fp=first_test)
-        .group_by("session", maintain_order=True)
-        .agg(pl.col("_fp").min())
-        .select(
-            "session",
-            fp_revision=pl.col("_fp").replace_strict(
-                {i: rev for i, (_, rev) in enumerate(_FINGERPRINTS)},
-                default=None,
-                return_dtype=pl.String,
-            ),
-        )
     )
     answers = pl.col("kind").is_in(["response", "error"])
     refused = (pl.col("http_status") >= 400).fill_null(False)
@@ -241,36 +292,39 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         .group_by("session", maintain_order=True)
         .agg(pl.col("protocol_version").unique(maintain_order=True).alias("revisions_seen"))
     )
-    # the group-bys over every message run side by side, as one batch of queries
+    # every session, in order of first appearance
+    sessions_query = lazy.select(pl.col("session").unique(maintain_order=True))
+    # the queries over every message run side by side, as one batch
     queries = [
+        sessions_query,
         init_req_query,
         init_res_query,
         meta_revision_query,
         header_query,
-        fingerprint_query,
         seen_query,
     ]
     if not with_refusal.is_empty():
         queries.append(refused_query)
-    init_req, init_res, meta_revision, header, fingerprint, seen, *judged = pl.collect_all(queries)
+    found, init_req, init_res, meta_revision, header, seen, *judged = pl.collect_all(queries)
     refusals = (
         judged[0]
         if judged
         else pl.DataFrame(schema={"session": pl.String, "refused_only": pl.Boolean})
     )
     meta = meta_revision.join(meta_client, on="session", how="left")
-    fingerprint = fingerprint.join(
-        seen, on="session", how="left", maintain_order="left"
-    ).with_columns(pl.col("revisions_seen").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+    found = found.join(seen, on="session", how="left", maintain_order="left").with_columns(
+        pl.col("revisions_seen").fill_null(pl.lit([], dtype=pl.List(pl.String)))
+    )
 
     telemetry = _telemetry(call_records)
     # sessions known only from call records still need a row here
     ident = pl.concat(
-        [fingerprint, telemetry.select("session").join(fingerprint, on="session", how="anti")],
+        [found, telemetry.select("session").join(found, on="session", how="anti")],
         how="diagonal_relaxed",
     )
     for part in (init_req, init_res, meta, discover, header, telemetry, refusals):
         ident = ident.join(part, on="session", how="left")
+    ident = _fingerprinted(ident, lazy, found.height)
     # a refused session's 2026 evidence is the client's alone (see the module doc)
     unspoken = (
         pl.col("refused_only").fill_null(False)

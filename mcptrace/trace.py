@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -210,20 +210,12 @@ class FilePlan:
 _STRUCTURAL_SESSION_FORMATS = frozenset({"claude-desktop", "vscode", "mcpjam"})
 
 
-#: a plan keeps the bytes detection read (up to 64 MiB of each file) only up to this
-#: size: every input's plan lives until the last file is loaded, so a directory of forty
-#: 13 MB captures held 0.5 GB more at the peak. A file read by offset from disk is read
-#: again at its turn, which the chunked loaders do for big files anyway.
+#: a plan keeps the bytes detection read only up to this size: every input's plan lives
+#: until the last file is loaded, so a directory of forty 13 MB captures held 0.5 GB more
+#: at the peak. A file read by offset from disk is read again at its turn, which the
+#: chunked loaders do for big files anyway (and detection then reads only its start,
+#: when that tells the format: see :func:`~mcptrace.loaders.detect_file`).
 _KEPT_BYTES = 1 << 20
-
-
-def _kept(content: Content) -> Content:
-    """``content`` itself when small or not the file's own bytes (decompressed, decoded
-    or read from standard input: they cannot be read again cheaply, or at all), else
-    only its head, marked ``partial``: the loaders then read the file from disk."""
-    if not content.as_on_disk or len(content.data) <= _KEPT_BYTES:
-        return content
-    return replace(content, data=content.data[:_KEPT_BYTES], partial=True, _lines=None)
 
 
 def _skipped_rows(skipped: Iterable[tuple[str, str]]) -> list[dict[str, object]]:
@@ -243,13 +235,13 @@ def plan_files(
     failed: list[dict[str, object]] = []
     for path in files:
         try:
-            name, content = detect_file(path, format=format)
+            name, content = detect_file(path, format=format, keep=_KEPT_BYTES)
         except CaptureError as exc:
             failed.append(
                 {"source": path, "status": "error", "error": exc.reason, "truncated": False}
             )
             continue
-        plans.append(FilePlan(source=path, format=name, content=_kept(content)))
+        plans.append(FilePlan(source=path, format=name, content=content))
     _plan_direction_pairs(plans)
     if len(plans) > 1 or among_others:
         for plan in plans:

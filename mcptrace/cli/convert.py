@@ -19,7 +19,6 @@ from mcptrace.cli._common import (
     usage_error,
 )
 from mcptrace.errors import McpTraceError, UsageError
-from mcptrace.redact import redact_trace, write_redacted
 from mcptrace.streaming import StreamStats, write_messages
 from mcptrace.writers import output_format, write_table
 
@@ -54,6 +53,10 @@ def convert(
     ] = False,
 ) -> None:
     """Write the messages (mcptrace capture JSONL, Parquet or CSV), calls or sessions table."""
+    # imported here: the redactor's regular expressions take ~15 ms to compile, which
+    # every other command (lint...) would pay at start
+    from mcptrace.redact import redact_trace, write_redacted
+
     try:
         fmt = output_format(output, to)
     except UsageError as exc:

@@ -8,7 +8,7 @@ the same options would replace.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,8 +21,10 @@ from mcptrace.cli._common import (
 )
 from mcptrace.errors import McpTraceError, UsageError
 from mcptrace.inputs import expand_paths
-from mcptrace.redact import RedactionPolicy, write_redacted
 from mcptrace.writers import output_format
+
+if TYPE_CHECKING:
+    from mcptrace.redact import RedactionPolicy
 
 KeyOpt = Annotated[
     list[str] | None,
@@ -68,6 +70,10 @@ def policy_or_exit(
     ips: bool,
 ) -> RedactionPolicy:
     """The policy the options describe; a bad path or regex is a usage error (exit 2)."""
+    # imported here: its detectors' regular expressions take ~15 ms to compile, which
+    # every other command (lint...) would pay at start
+    from mcptrace.redact import RedactionPolicy
+
     try:
         return RedactionPolicy(
             keys=key or (), paths=path or (), regexes=regex or (), emails=emails, ips=ips
@@ -102,6 +108,8 @@ def redact(
     progress tokens) is never changed, so the copy lints and measures like the original.
     The same secret gets the same placeholder throughout one run.
     """
+    from mcptrace.redact import write_redacted  # see policy_or_exit
+
     policy = policy_or_exit(key, path, regex, emails, ips)
     try:
         fmt = output_format(output)

@@ -24,7 +24,6 @@ from mcptrace.cli.redact import (
     policy_or_exit,
 )
 from mcptrace.errors import McpTraceError
-from mcptrace.scan import scan_paths
 
 
 class ScanFormat(StrEnum):
@@ -50,6 +49,10 @@ def scan(
     The secret itself is never printed: its fingerprint is a short hash salted per scan,
     equal for equal secrets within one report. Exit 1 when any is found.
     """
+    # imported here: it brings the redactor, whose regular expressions take ~15 ms to
+    # compile, which every other command (lint...) would pay at start
+    from mcptrace.scan import scan_paths
+
     policy = policy_or_exit(key, path, regex, emails, ips)
     try:
         found, stats = scan_paths(traces, policy, format=input_format, tz=tz)

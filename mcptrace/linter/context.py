@@ -409,15 +409,18 @@ class LintContext:
             pl.col("response_ordinal").is_not_null()
         )
         pos = self.positions(answered["response_ordinal"])
-        # only the rows of the part get columns: by message position, the part's row there
-        # (a position that is no response row has none)
-        part_row = (mask.cast(pl.UInt32).cum_sum() - 1).gather(pos)
-        known = mask.gather(pos).fill_null(False)
-        # the answered call's row by part row, then its columns gathered by it:
-        # scattering into a column of null strings costs more
-        rows = pl.repeat(None, int(mask.sum()), dtype=pl.UInt32, eager=True).scatter(
-            part_row.filter(known),
-            pl.int_range(answered.height, dtype=pl.UInt32, eager=True).filter(known),
+        known = pos.is_not_null()
+        # the answered call's row by message position, then by part row (the part's
+        # rows are those of the mask), then its columns gathered by it: scattering into
+        # a column of null strings costs more, and so does finding each response's part
+        # row (a cumulative count gathered)
+        rows = (
+            pl.repeat(None, self.messages.height, dtype=pl.UInt32, eager=True)
+            .scatter(
+                pos.filter(known),
+                pl.int_range(answered.height, dtype=pl.UInt32, eager=True).filter(known),
+            )
+            .filter(mask)
         )
         return pl.DataFrame(
             [
@@ -444,7 +447,10 @@ class LintContext:
             if column == "rare":
                 self._part_columns[key] = self._rare.filter(self._part_masks[name])
             elif name == "responses" and column in ("request_method", "request_ordinal"):
-                self._part_columns[key] = self._answered_by[column]
+                # cut as the part's other columns are (slices, no copy): a frame of
+                # columns cut differently is copied whole by every filter over it
+                lengths = self._part_column(name, "ordinal").chunk_lengths()
+                self._part_columns[key] = _cut_as(self._answered_by[column], lengths)
             else:
                 self._part_columns[key] = self.messages[column].filter(self._part_masks[name])
         return self._part_columns[key]

@@ -367,15 +367,22 @@ def lint_copy_in_shares(
     ``readable`` itself). ``planned`` is its plan from an earlier light pass (with any
     number of shares: they are dealt anew), which spares another."""
     try:
-        name, content = detect_file(readable, format=format)
+        size = Path(readable).stat().st_size
+    except OSError:
+        return None
+    whole = (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2)
+    if whole and format is None:
+        # not detected here: loading it whole detects its format (reading up to 64 MiB)
+        # anew. (A format given is checked first, so that an unknown one raises.)
+        return None
+    try:
+        # keep=0: only the start that decides the format is read (no text is kept)
+        name, content = detect_file(readable, format=format, keep=0)
     except CaptureError:
         return None
-    if name != "capture" or not content.as_on_disk or content.bom or content.warnings:
+    if whole or name != "capture" or not content.as_on_disk or content.bom or content.warnings:
         return None
-    del content  # the head read for detection (up to 64 MiB)
-    size = Path(readable).stat().st_size
-    if (shares is None and size < MIN_SHARED_BYTES) or (shares is not None and shares < 2):
-        return None
+    del content
     ctx = LoadContext(source=source, tz=tz)
     # imported here: it brings NumPy, which a capture too small to share, the usual
     # case, would pay for at start

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.loaders.reader import STDIN, Content
+from mcptrace.loaders.reader import HEAD_BYTES, STDIN, Content
 
 #: times from 10000-01-01 on (in microseconds since the epoch) fit neither the tables'
 #: times nor a Python datetime: a loader leaves them unknown and says so
@@ -92,7 +92,8 @@ class _NotJson:
 NOT_JSON: Any = _NotJson()
 
 
-def make_head(content: Content, max_lines: int = 20) -> Head:
+def _parsed_lines(content: Content, max_lines: int) -> tuple[list[str], list[Any]]:
+    """The first non-blank lines of ``content``, decoded, and the JSON value of each."""
     lines = [ln.decode("utf-8", errors="replace") for ln in content.head(max_lines)]
     parsed: list[Any] = []
     for ln in lines:
@@ -101,25 +102,44 @@ def make_head(content: Content, max_lines: int = 20) -> Head:
             parsed.append(_json.loads_mending(ln)[0])
         except _json.JSONDecodeError:
             parsed.append(NOT_JSON)
-    whole: Any = NOT_JSON
-    stripped = content.data.lstrip()
-    # single-document formats (Inspector export, HAR) start with [ or { and span lines;
-    # a first line that is a whole JSON value followed by more text is JSON Lines, and
-    # parsing the whole head again would cost a full pass over up to 64 MiB
+    return lines, parsed
+
+
+def _one_document(data: bytes, parsed: list[Any]) -> bool:
+    """Whether ``data`` (whose first lines parse to ``parsed``) may be one JSON document
+    that spans lines, as single-document formats (Inspector export, HAR) are: it starts
+    with [ or {, and its first line is not a whole JSON value followed by more text
+    (that is JSON Lines, and parsing the whole of it again would cost a full pass over
+    up to 64 MiB)."""
+    first = _NON_SPACE.search(data)
+    if first is None or data[first.start() : first.start() + 1] not in (b"[", b"{"):
+        return False
     first_is_value = bool(parsed) and parsed[0] is not NOT_JSON
-    more_after_first = first_is_value and _NON_SPACE.search(
-        content.data, content.data.find(b"\n") + 1 or len(content.data)
-    )
-    if (
-        stripped[:1] in (b"[", b"{")
-        and not more_after_first
-        and len(content.data) <= 64 * 1024 * 1024
-    ):
+    return not (first_is_value and _NON_SPACE.search(data, data.find(b"\n") + 1 or len(data)))
+
+
+def make_head(content: Content, max_lines: int = 20) -> Head:
+    lines, parsed = _parsed_lines(content, max_lines)
+    whole: Any = NOT_JSON
+    if _one_document(content.data, parsed) and len(content.data) <= 64 * 1024 * 1024:
         try:
             whole = _json.loads_mending(content.data)[0]
         except _json.JSONDecodeError:
             whole = NOT_JSON
     return Head(source=content.source, lines=lines, parsed=parsed, whole=whole)
+
+
+def make_head_of_start(content: Content, max_lines: int = 20) -> Head | None:
+    """The head :func:`make_head` makes of any file that starts with ``content`` (at
+    least :data:`~mcptrace.loaders.reader.HEAD_BYTES` of it), or None when the rest of
+    the file could make it differ: when the start is blank, or when the file may be one
+    JSON document, which is parsed whole."""
+    if len(content.data) < HEAD_BYTES or _NON_SPACE.search(content.data) is None:
+        return None
+    lines, parsed = _parsed_lines(content, max_lines)
+    if _one_document(content.data, parsed):
+        return None
+    return Head(source=content.source, lines=lines, parsed=parsed, whole=NOT_JSON)
 
 
 class LoaderModule(Protocol):

@@ -298,6 +298,19 @@ def _read(path: str, start: int, end: int) -> Iterator[memoryview]:
         yield view
 
 
+def _read_whole(path: str, start: int, end: int) -> memoryview | None:
+    """Bytes [start, end) of a file, read by the scanner into memory of their own (see
+    :func:`~mcptrace.loaders.accel.read`); None when it cannot read files. Raises
+    ``ValueError`` when the file is cut shorter, as :func:`_read` does."""
+    with open(path, "rb") as f:
+        data = accel.read(f.fileno(), start, end - start)
+    if data is not None and len(data) != end - start:
+        raise ValueError(
+            f"read {len(data)} of {end - start} bytes at offset {start}: the file was cut"
+        )
+    return data
+
+
 def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFrame:
     """The messages of one share: its lines' rows, ordinals from 0 in line order, sessions
     as loading the whole file gives them. Raises :class:`PlanMismatch` when a row's
@@ -321,6 +334,14 @@ def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFr
         if wanted not in select:
             return None
         start, end = share_plan.spans[group[0]].start, share_plan.spans[group[-1]].end
+        if select == wanted * count:
+            # every line is the share's (most groups, where sessions were dealt in the
+            # order they start): read into memory the scanner keeps as the text its
+            # columns point into, which spares copying the lines it keeps (~0.1 CPU-s
+            # at 10^6 messages) and holds no more than that copy would
+            whole = _read_whole(share_plan.source, start, end)
+            if whole is not None:
+                return capture.parse_chunk(whole, first, ctx)
         with _read(share_plan.source, start, end) as data:
             return capture.parse_chunk(data, first, ctx, select=select, wanted=share)
 

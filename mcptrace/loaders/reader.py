@@ -35,6 +35,8 @@ _WIDE_BOMS = (
 )
 _WIDE_MARKS = tuple(mark for mark, _, _ in _WIDE_BOMS)
 _CHUNK = 1 << 20
+#: the bytes :meth:`Content.head` looks at for the first lines
+HEAD_BYTES = 256 * 1024
 #: the most bytes one decompression step gives
 _OUT_MAX = 16 << 20
 
@@ -74,7 +76,7 @@ class Content:
             self._lines = split_lines(self.data)
         return self._lines
 
-    def head(self, max_lines: int = 20, max_bytes: int = 256 * 1024) -> list[bytes]:
+    def head(self, max_lines: int = 20, max_bytes: int = HEAD_BYTES) -> list[bytes]:
         """The first non-blank lines, for format sniffing."""
         chunk = self.data[:max_bytes]
         out = []

@@ -11,6 +11,7 @@ from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 import polars as pl
 
+from mcptrace._text import one_line
 from mcptrace.linter.registry import RULES
 from mcptrace.linter.rule import Rule
 
@@ -70,6 +71,23 @@ class ReportContext:
         rows = self.messages.select("ordinal", "raw").join(wanted, on="ordinal", how="semi")
         return {o: r for o, r in rows.iter_rows() if r is not None}
 
+    def raw_of(self, findings: pl.DataFrame) -> pl.Series:
+        """The verbatim capture line of each finding's message (null where there is none),
+        as :meth:`raw_lines` gives them."""
+        if self.messages is None or findings.is_empty():
+            return pl.Series("raw", [None] * findings.height, dtype=pl.String)
+        wanted = findings.select("ordinal").unique()
+        known = (
+            self.messages.select("ordinal", "raw")
+            .join(wanted, on="ordinal", how="semi")
+            .drop_nulls("raw")
+            .unique("ordinal", keep="last", maintain_order=True)
+        )
+        located = findings.select("ordinal").join(
+            known, on="ordinal", how="left", maintain_order="left"
+        )
+        return located["raw"]
+
 
 def _pure(path: str) -> PurePath:
     # paths in a trace come from the machine that linted it; a Windows drive path keeps
@@ -90,6 +108,28 @@ def display_path(source: str | None, root: str | None) -> str:
             with contextlib.suppress(ValueError):  # not under root: keep it absolute
                 path = path.relative_to(base)
     return path.as_posix()
+
+
+def display_paths(sources: pl.Series, root: str | None) -> pl.Series:
+    """:func:`display_path` of each of ``sources``: worked out once for each distinct
+    source (a report names a few files, thousands of times)."""
+    distinct = sources.drop_nulls().unique(maintain_order=True)
+    shown = [display_path(source, root) for source in distinct]
+    return sources.replace_strict(distinct, shown, default="", return_dtype=pl.String)
+
+
+#: what :func:`~mcptrace._text.one_line` changes: CR, LF and the control characters
+#: it spells out (every C0 control but tab, DEL and the C1 controls)
+_NOT_ONE_LINE = r"[\x00-\x08\x0a-\x1f\x7f-\x9f]"
+
+
+def one_lines(texts: pl.Series) -> pl.Series:
+    """:func:`~mcptrace._text.one_line` of each of ``texts`` (nulls stay null): only the
+    distinct texts it would change go through it, the rest are kept as they are."""
+    changed = texts.filter(texts.str.contains(_NOT_ONE_LINE)).unique(maintain_order=True)
+    if changed.is_empty():
+        return texts
+    return texts.replace(changed, [one_line(text) for text in changed])
 
 
 def rows(findings: pl.DataFrame) -> list[dict[str, object]]:

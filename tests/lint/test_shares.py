@@ -91,6 +91,39 @@ def test_shares_hold_whole_sessions_of_about_equal_size(injected: Path) -> None:
 
 
 @needs_scanner
+def test_groups_of_one_share_are_read_without_a_copy_to_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # many short sessions in small chunks: some groups of chunks hold lines of one share
+    # only (read whole, the scanner keeping the text it was given), others lines of
+    # several (read with a selection, the scanner copying the share's lines)
+    path = tmp_path / "short.jsonl"
+    load_generator().generate_capture(path, messages=6_000, seed=3, sessions=300)
+    monkeypatch.setattr(partition, "CHUNK_BYTES", 16 << 10)
+    ctx = LoadContext(source=str(path))
+    share_plan = plan(str(path), 3, ctx)
+    assert share_plan is not None and len(share_plan.spans) > 30
+    read_whole = partition._read_whole
+    whole_reads: list[int] = []
+
+    def counted(path: str, start: int, end: int) -> memoryview | None:
+        whole_reads.append(start)
+        return read_whole(path, start, end)
+
+    monkeypatch.setattr(partition, "_read_whole", counted)
+    whole = mcptrace.load(path).messages
+    for share in range(3):
+        rows = load_share(share_plan, share, ctx)
+        expected = whole.filter(pl.col("session").is_in(rows["session"].unique().implode()))
+        assert_frame_equal(rows.drop("ordinal"), expected.drop("ordinal"))
+    groups = len(range(0, len(share_plan.spans), 3))
+    assert 0 < len(whole_reads) < groups
+    done = lint_in_shares(path, shares=3)
+    assert done is not None
+    _same(done.findings, _whole(path))
+
+
+@needs_scanner
 def test_shares_of_many_short_sessions_each_hold_a_stretch_of_the_file(tmp_path: Path) -> None:
     # dealt in the order they start, so that loading a share reads only its stretch
     path = tmp_path / "short.jsonl"

@@ -341,6 +341,14 @@ EDGE_LINES = [
     b'{"dir":"c2s","http":{"method":"POST","status":200,"headers":{"A":"b"},"extra":[1]},'
     b'"msg":{"jsonrpc":"2.0","method":"x"}}',
     b'{"dir":"c2s","http":{"method":"POST"},"http":{"status":1},"msg":{"jsonrpc":"2.0","method":"x"}}',
+    # the scanner finds a line's end as it scans: a value that goes on past it, blanks
+    # and carriage returns before it
+    b'{"ts": "2026-08-01T10:00:00Z",\n "dir": "c2s", "msg": {"jsonrpc":"2.0","method":"x"}}',
+    b'{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}\n}',
+    b'{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}} \r\t\r',
+    b'{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}\r\r',
+    b'{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}\r',
+    b'{"jsonrpc":"2.0","id":1,"method":"ping"}\r \n\r\n{"jsonrpc":"2.0","id":2,"method":"ping"}',
 ]
 
 
@@ -520,6 +528,9 @@ splices = st.sampled_from(
         b"-0",
         b".0",
         b"\\ud800",
+        b"\n",
+        b"\r",
+        b" \r",
     ]
 )
 

@@ -122,7 +122,8 @@ def _gated(
 ) -> pl.DataFrame:
     """As :func:`_undeclared`, keeping the rows whose gate is known to be ``declared``
     or known not to be. A row's ``revision`` must be its session's, as in every frame of
-    the context (the messages', the calls')."""
+    the context (the messages', the calls'); a ``frame`` without one gets its session's
+    (the parts' ``revision`` column, filtered from every message's, need not be built)."""
     gates = (
         _gates()
         .filter(pl.col("spec_kind") == kind)
@@ -152,6 +153,7 @@ def _gated(
         .join(gates, on=["revision", "side", "gate"])
         .select(
             "session",
+            "revision",
             "method",
             pl.col("direction").cast(frame.schema["direction"]),
             "side",
@@ -159,10 +161,13 @@ def _gated(
         )
     )
     keep = [c for c in ("ordinal", "response_ordinal") if c in frame.columns]
-    rows = frame.select(*keep, "session", "revision", "method", "direction").filter(
+    own = [c for c in ("revision",) if c in frame.columns]
+    rows = frame.select(*keep, "session", *own, "method", "direction").filter(
         pl.col("method").is_in(keys["method"].unique().implode())
     )
-    return rows.join(keys, on=["session", "method", "direction"])
+    return rows.join(keys.drop(own), on=["session", "method", "direction"]).select(
+        *keep, "session", "revision", "method", "direction", "side", "gate"
+    )
 
 
 def _modern_probe() -> pl.Expr:
@@ -183,7 +188,6 @@ def _build_undeclared_requests(ctx: LintContext) -> pl.DataFrame:
         "requests",
         "ordinal",
         "session",
-        "revision",
         "method",
         "direction",
         "modern",
@@ -460,7 +464,7 @@ def request_capability_not_discovered(ctx: LintContext) -> pl.DataFrame:
     e.g. "Servers that support tools MUST declare the `tools` capability:" —
     server/tools.mdx#capabilities (2026-07-28).
     """
-    requests = ctx.part("requests", "ordinal", "session", "revision", "method", "direction")
+    requests = ctx.part("requests", "ordinal", "session", "method", "direction")
     bad = _undeclared(requests, ctx, "request", side="server")
     return findings(
         bad,
@@ -611,9 +615,9 @@ def log_without_logging_capability(ctx: LintContext) -> pl.DataFrame:
     "Servers that emit log message notifications MUST declare the `logging` capability:"
     — server/utilities/logging.mdx#capabilities (all revisions).
     """
-    logs = ctx.part(
-        "notifications", "ordinal", "session", "revision", "method", "direction"
-    ).filter(pl.col("method") == "notifications/message")
+    logs = ctx.part("notifications", "ordinal", "session", "method", "direction").filter(
+        pl.col("method") == "notifications/message"
+    )
     bad = _first_per_session(_undeclared(logs, ctx, "notification"))
     return findings(
         bad,
@@ -668,9 +672,9 @@ def notification_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     (all revisions); with "Only use capabilities that were successfully negotiated" —
     basic/lifecycle.mdx#operation (2024-11-05 to 2025-11-25).
     """
-    notes = ctx.part(
-        "notifications", "ordinal", "session", "revision", "method", "direction"
-    ).filter(pl.col("method") != "notifications/message")
+    notes = ctx.part("notifications", "ordinal", "session", "method", "direction").filter(
+        pl.col("method") != "notifications/message"
+    )
     bad = _first_per_session(_undeclared(notes, ctx, "notification"))
     return findings(
         bad,
@@ -730,15 +734,17 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
         .group_by("session")
         .agg(pl.col("ordinal").min().alias("init_ordinal"))
     )
+    # the target of these few notifications only, not the column of every notification
     updates = (
-        ctx.part("notifications", "session", "ordinal", "method", "direction", "target")
+        ctx.part("notifications", "session", "ordinal", "method", "direction")
         .filter(
             (pl.col("method") == "notifications/resources/updated")
             & (pl.col("direction") == "s2c")
-            & pl.col("target").is_not_null()
             & ordered(ctx)
             & ctx.in_place()
         )
+        .pipe(ctx.lookup, "ordinal", target="target")
+        .filter(pl.col("target").is_not_null())
         .join(started, on="session")
         .filter(pl.col("ordinal") > pl.col("init_ordinal"))
         .select("session", "ordinal", pl.col("target").alias("uri"))

@@ -115,16 +115,16 @@ def _build_token_requests(ctx: LintContext) -> pl.DataFrame:
 def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
     """Every readable `notifications/progress` with the request its token belongs to.
 
-    Columns of the notification (session, direction, ordinal, line, source, ts,
-    token, modern, message) plus those of :func:`_token_requests` (null when no
-    earlier request of the peer carried the token) and ``ambiguous`` (unordered
-    session where several requests used the token).
+    Columns of the notification (session, direction, ordinal, line, ts, token, modern,
+    message; not its source, which PG005 alone reads, of a few rows) plus those of
+    :func:`_token_requests` (null when no earlier request of the peer carried the token)
+    and ``ambiguous`` (unordered session where several requests used the token).
     """
     return ctx.memo("progress.attributed", _build_attributed_progress)
 
 
 def _build_attributed_progress(ctx: LintContext) -> pl.DataFrame:
-    progress = ctx.keyed_notifications(_PROGRESS, "progress_token", "token", "source", "message")
+    progress = ctx.keyed_notifications(_PROGRESS, "progress_token", "token", "message")
     requests = _token_requests(ctx)
     unordered = ctx.unordered_sessions.implode()
     if not ctx.unordered_sessions.is_empty():
@@ -513,17 +513,19 @@ def progress_after_completion(ctx: LintContext) -> pl.DataFrame:
     basic/utilities/progress.mdx#implementation-notes in earlier revisions).
     """
     progress = _attributed_progress(ctx)
-    same_line = (pl.col("response_source") == pl.col("source")) & (
-        pl.col("response_line") == pl.col("line")
-    )
     close = ((pl.col("ts") - pl.col("response_ts")) <= _RACE).fill_null(False)
     late = progress.filter(
         (pl.col("response_ordinal") < pl.col("ordinal"))
         & ~pl.col("ambiguous")
         & ~pl.col("task")
-        & ~same_line
         & ~close
     )
+    # the source of these few rows only: that of every progress notification is a column
+    # of text filtered from every message's
+    same_line = (pl.col("response_source") == pl.col("source")) & (
+        pl.col("response_line") == pl.col("line")
+    )
+    late = ctx.lookup(late, "ordinal", source="source").filter(~same_line)
     return findings(
         late,
         pl.format(
