@@ -343,8 +343,12 @@ class LintContext:
         frame of every message."""
         pos = self.positions(frame[on])
         source = self.messages
+        at = pl.lit(pos)
+        # the gathers in one query (each column's own gather was a query of its own). An
+        # eager one: a lazy query's common subexpressions took the gathers from two
+        # all-null columns for one
         out = frame.with_columns(
-            source[column].gather(pos).alias(alias) for alias, column in columns.items()
+            pl.lit(source[column]).gather(at).alias(alias) for alias, column in columns.items()
         )
         return out.filter(pos.is_not_null()) if inner else out
 

@@ -194,5 +194,12 @@ def findings(frame: pl.DataFrame, message: pl.Expr | str) -> pl.DataFrame:
 
     ``message`` is an expression (or a constant string) evaluated on ``frame``.
     """
+    if frame.is_empty():
+        # what most rules return on most captures: a query per rule (its message planned
+        # for no rows) cost ~8 ms of a lint of a small capture
+        return _NO_FINDINGS.clone()
     expr = pl.lit(message) if isinstance(message, str) else message
     return frame.select(pl.col("ordinal").cast(pl.Int64), expr.cast(pl.String).alias("message"))
+
+
+_NO_FINDINGS = pl.DataFrame(schema={"ordinal": pl.Int64, "message": pl.String})

@@ -12,8 +12,9 @@ from factories import load_generator
 import mcptrace
 from mcptrace.linter import RULES
 from mcptrace.linter.context import LintContext
-from mcptrace.linter.engine import EARLY_FAMILIES, _run, _Schedule
+from mcptrace.linter.engine import EARLY_FAMILIES, _run, _Schedule, lint
 from mcptrace.linter.registry import select_rules
+from mcptrace.schema import FINDINGS
 
 
 def test_early_families_read_no_calls(tmp_path: Path) -> None:
@@ -80,3 +81,15 @@ def test_an_idle_thread_takes_the_last_rules_of_the_busiest_family() -> None:
     stolen = schedule.next(second)
     assert stolen is not None and rules[stolen].family == rules[a].family
     assert stolen == max(i for i, r in enumerate(rules) if r.family == rules[a].family)
+
+
+def test_findings_of_untimed_messages_of_unknown_revision(tmp_path: Path) -> None:
+    # the engine gathers where each finding is from the messages' columns: with the
+    # times and the revisions all null, each column keeps its own (a lazy query's common
+    # subexpressions once took both from one column and failed)
+    capture = tmp_path / "capture.jsonl"
+    capture.write_text('{"jsonrpc":"1.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1}\n')
+    found = lint(mcptrace.load(capture))
+    assert "JR001" in found["code"].to_list()
+    assert found["ts"].is_null().all() and found["revision"].is_null().all()
+    assert found.schema == FINDINGS.schema

@@ -141,6 +141,42 @@ def test_shares_of_many_short_sessions_each_hold_a_stretch_of_the_file(tmp_path:
     assert starts == sorted(starts)
 
 
+@needs_scanner
+@pytest.mark.parametrize("hashed", [False, True])
+def test_a_share_reads_runs_of_the_spans_holding_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: bool
+) -> None:
+    # every span with a line of the share is read once, in order, in runs that are
+    # either all the share's lines (read whole) or mixed; no run much over a chunk
+    path = tmp_path / "short.jsonl"
+    load_generator().generate_capture(path, messages=6_000, seed=3, sessions=300)
+    monkeypatch.setattr(partition, "CHUNK_BYTES", 16 << 10)
+    monkeypatch.setattr(partition, "_scanner_chunk_bytes", lambda _: 64 << 10)
+    if hashed:  # dealt by hash: most spans mixed
+        monkeypatch.setattr(partition, "_BALANCE_MAX_SESSIONS", 10)
+        monkeypatch.setattr(partition, "_CONTIGUOUS_SLACK", 0.0)
+    share_plan = plan(str(path), 3, LoadContext(source=str(path)))
+    assert share_plan is not None
+    longest = max(span.end - span.start for span in share_plan.spans)
+    for share in range(3):
+        runs = partition._reads(share_plan, share)
+        read = [i for spans, _ in runs for i in spans]
+        held = []
+        for i in range(len(share_plan.spans)):
+            first = share_plan.first_lines[i] - 1
+            mine = share_plan.share[first : first + share_plan.line_counts[i]] == share
+            assert (i in read) == bool(mine.any())
+            held.append(bool(mine.all()))
+        assert read == sorted(set(read))
+        for spans, whole in runs:
+            assert all(held[i] == whole for i in spans)
+            bytes_read = share_plan.spans[spans[-1]].end - share_plan.spans[spans[0]].start
+            assert bytes_read < (64 << 10) + longest
+        assert any(len(spans) > 1 for spans, _ in runs)
+        assert any(not whole for _, whole in runs)
+        assert hashed or any(whole for _, whole in runs)
+
+
 def test_sessions_are_dealt_in_the_order_they_start_in_equal_cuts() -> None:
     # 300 sessions of 10 lines, each overlapping the next
     session = np.repeat(np.arange(1, 301, dtype=np.uint64), 10)

@@ -58,6 +58,30 @@ def _gates() -> pl.DataFrame:
 
 
 @cache
+def _kind_gates(kind: str, side: str | None) -> pl.DataFrame:
+    """revision, method, direction, gate, side: the gates of ``kind`` methods (of ``side``
+    only, when given), a row per direction the method travels (the same for every lint:
+    built once)."""
+    gates = (
+        _gates()
+        .filter(pl.col("spec_kind") == kind)
+        .explode("directions")
+        .select(
+            "revision",
+            "method",
+            pl.col("directions").alias("direction"),
+            "gate",
+            side=pl.when(pl.col("gate_side") != "receiver")
+            .then(pl.col("gate_side"))
+            .when(pl.col("directions") == "c2s")
+            .then(pl.lit("server"))
+            .otherwise(pl.lit("client")),
+        )
+    )
+    return gates if side is None else gates.filter(pl.col("side") == side)
+
+
+@cache
 def _gate_paths() -> tuple[str, ...]:
     return tuple(
         sorted({spec.gate for table in METHODS.values() for spec in table.values() if spec.gate})
@@ -124,24 +148,7 @@ def _gated(
     or known not to be. A row's ``revision`` must be its session's, as in every frame of
     the context (the messages', the calls'); a ``frame`` without one gets its session's
     (the parts' ``revision`` column, filtered from every message's, need not be built)."""
-    gates = (
-        _gates()
-        .filter(pl.col("spec_kind") == kind)
-        .explode("directions")
-        .select(
-            "revision",
-            "method",
-            pl.col("directions").alias("direction"),
-            "gate",
-            side=pl.when(pl.col("gate_side") != "receiver")
-            .then(pl.col("gate_side"))
-            .when(pl.col("directions") == "c2s")
-            .then(pl.lit("server"))
-            .otherwise(pl.lit("client")),
-        )
-    )
-    if side is not None:
-        gates = gates.filter(pl.col("side") == side)
+    gates = _kind_gates(kind, side)
     # the verdict depends only on the session (its capabilities and its revision), the
     # method and the direction: the keys to keep come from the small tables (a few
     # thousand rows), and only the rows of their methods are joined with them, not every
@@ -407,6 +414,8 @@ def declared_capability_method_not_found(ctx: LintContext) -> pl.DataFrame:
         & (pl.col("method") != "tools/call")
         & pl.col("response_ordinal").is_not_null()
     ).select("response_ordinal", "session", "revision", "method", "direction")
+    if refused.is_empty():
+        return findings(refused, "")
     bad = _gated(refused, ctx, "request", None, declared=True)
     answerer = (
         pl.when(pl.col("side") == "server").then(pl.lit("server")).otherwise(pl.lit("client"))
@@ -618,6 +627,8 @@ def log_without_logging_capability(ctx: LintContext) -> pl.DataFrame:
     logs = ctx.part("notifications", "ordinal", "session", "method", "direction").filter(
         pl.col("method") == "notifications/message"
     )
+    if logs.is_empty():
+        return findings(logs, "")
     bad = _first_per_session(_undeclared(logs, ctx, "notification"))
     return findings(
         bad,
@@ -749,6 +760,8 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
         .filter(pl.col("ordinal") > pl.col("init_ordinal"))
         .select("session", "ordinal", pl.col("target").alias("uri"))
     )
+    if updates.is_empty():
+        return findings(updates, "")
     client_calls = ctx.calls.filter(
         pl.col("method").is_in(["resources/subscribe", "resources/unsubscribe"])
         & (pl.col("direction") == "c2s")

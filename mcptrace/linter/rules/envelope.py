@@ -140,6 +140,8 @@ def wrong_jsonrpc_version(ctx: LintContext) -> pl.DataFrame:
         .filter(~pl.col("_plain"))
         .filter(~pl.col("message").str.contains(r'"jsonrpc"\s*:\s*"2\.0"'))
     )
+    if rows.is_empty():
+        return findings(rows, "")
     token = pl.col("message").str.extract(r'"jsonrpc"' + _TOKEN, 1)
     rows = rows.with_columns(
         _value=pl.col("message").str.json_path_match("$.jsonrpc"), _token=token
@@ -209,6 +211,8 @@ def params_not_object(ctx: LintContext) -> pl.DataFrame:
             pl.col("kind").is_in(["request", "notification"])
         )
     )
+    if rows.is_empty():
+        return findings(rows, "")
     value = pl.col("message").str.json_path_match("$.params")
     rows = rows.with_columns(_value=value, _type=_member_type("params"))
     explicit_null = pl.col("message").str.contains(r'"params"\s*:\s*null')

@@ -240,6 +240,8 @@ def malformed_request_not_rejected(ctx: LintContext) -> pl.DataFrame:
     bad = _required_meta_problems(ctx).select(
         request_ordinal="ordinal", method="method", problem="problem"
     )
+    if bad.is_empty():
+        return findings(bad, "")
     answered = ctx.call_lookup(bad, "request_ordinal", ordinal="response_ordinal").filter(
         pl.col("ordinal").is_not_null()
     )
@@ -723,6 +725,8 @@ def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
         )
         .sort("error_ordinal")
     )
+    if errs.is_empty():
+        return findings(errs, "")
     reqs = (
         _modern_client_requests(ctx)
         # only the sessions with such an error (an integer test) can have a retry
@@ -993,6 +997,8 @@ def extension_id_format(ctx: LintContext) -> pl.DataFrame:
         )
         .filter(pl.col("_ext").str.starts_with("{"))
     )
+    if rows.is_empty():
+        return findings(rows, "")
     bad = _invalid_keys(_top_level_keys(rows, "_ext"), is_valid_extension_id)
     per_msg = bad.group_by("ordinal").agg(
         pl.col("key").unique(maintain_order=True).str.join('", "')
@@ -1109,6 +1115,8 @@ def meta_key_format(ctx: LintContext) -> pl.DataFrame:
         .filter(pl.col("message").str.contains(_META_BAD_KEY))
         .filter(pl.col("message").str.contains(r'(?s)"_meta".*?' + _BAD_KEY))
     )
+    if rows.is_empty():  # the usual case: every key is well formed
+        return findings(rows, "")
     toks = json_tokens(rows, "message")
     # the key that owns each object: `"_meta"` `:` `{`
     opener = pl.col("tok").is_in(["{", "["])
@@ -1313,21 +1321,22 @@ def missing_capability_error_invalid(ctx: LintContext) -> pl.DataFrame:
     lists the missing capabilities." — docs/specification/2026-07-28/basic/index.mdx#meta
     (2026-07-28). Schema: `MissingRequiredClientCapabilityError`.
     """
-    errs = (
-        content(
-            ctx.part(
-                "responses",
-                "ordinal",
-                "modern",
-                "kind",
-                "error_code",
-                "parse_error",
-                "request_ordinal",
-                "message",
-            )
+    errs = content(
+        ctx.part(
+            "responses",
+            "ordinal",
+            "modern",
+            "kind",
+            "error_code",
+            "parse_error",
+            "request_ordinal",
+            "message",
         )
-        .filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32021)
-        .with_columns(_required=path("$.error.data.requiredCapabilities"))
+    ).filter(pl.col("modern"), pl.col("kind") == "error", pl.col("error_code") == -32021)
+    if errs.is_empty():
+        return findings(errs, "")
+    errs = (
+        errs.with_columns(_required=path("$.error.data.requiredCapabilities"))
         .pipe(ctx.lookup, "request_ordinal", _request="message")
         .with_columns(
             _declared=pl.col("_request").str.json_path_match(

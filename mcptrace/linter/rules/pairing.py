@@ -259,6 +259,8 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     and 2025-06-18 and basic/messages.mdx#responses of 2024-11-05).
     """
     orphans = _orphans(ctx, duplicate=False)
+    if orphans.is_empty():
+        return findings(orphans, "")
     no_id = pl.col("id").is_null() | (pl.col("id_type") == "null")
     # the requester sent a line before it that the capture tool cut: its request, likely
     bad = (

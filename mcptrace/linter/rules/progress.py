@@ -284,7 +284,11 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
         .filter((pl.col("request_direction") != "unknown") & ~pl.col("session").is_in(unordered))
         # a token no other request of the sender used cannot be in use already
         .filter(pl.struct(key).is_duplicated())
-        .sort("request_ordinal")
+    )
+    if requests.is_empty():  # the usual case: no sender used a token twice
+        return findings(requests, "")
+    requests = (
+        requests.sort("request_ordinal")
         .with_columns(
             _end=pl.coalesce("response_ordinal", pl.lit(_OPEN_END) + pl.col("request_ordinal"))
         )

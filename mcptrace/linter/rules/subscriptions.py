@@ -252,7 +252,10 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/patterns/subscriptions.mdx#receiving-notifications
     (2026-07-28).
     """
-    rows = _resolve(ctx, stream_notifications(ctx).select("ordinal", "session", "sid", "sid_str"))
+    notes = stream_notifications(ctx)
+    if notes.is_empty():  # the usual case: no subscriptionId anywhere
+        return findings(notes, "")
+    rows = _resolve(ctx, notes.select("ordinal", "session", "sid", "sid_str"))
     # same value, other JSON type: the latest listen request whose id differs only by type
     listens = _client_requests(ctx, rows).filter(pl.col("req_method") == _LISTEN)
     other_type = (
@@ -410,7 +413,10 @@ def listen_acknowledgment_not_first(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/patterns/subscriptions.mdx#acknowledgment
     (2026-07-28).
     """
-    rows = _listen_stream(ctx).with_columns(
+    rows = _listen_stream(ctx)
+    if rows.is_empty():
+        return findings(rows, "")
+    rows = rows.with_columns(
         _ack=pl.col("ordinal").filter(pl.col("method") == _ACK).min().over("req_ordinal")
     )
     bad = rows.filter(
@@ -667,6 +673,8 @@ def server_cancel_not_for_listen(ctx: LintContext) -> pl.DataFrame:
         pl.col("direction") == "s2c",
         pl.col("method") == "notifications/cancelled",
     )
+    if cancels.is_empty():
+        return findings(cancels, "")
     # only the sessions of those cancels matter (usually none)
     reqs = (
         ctx.part("requests", "session", "id", "ordinal", "method", "direction")
