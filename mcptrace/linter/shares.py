@@ -6,9 +6,9 @@ sessions, so the findings are those of linting the whole file: the shares'
 findings are joined and their ordinals (numbered within the share) turned into
 the file's, so the result equals ``lint(load(path))`` row for row. Peak memory
 follows the share: at 10^6 messages (540 MB), two shares peak at 0.9 GiB and
-three at 0.7 GiB, where the whole file takes 1.5 GiB; each share costs a read of
+three at 0.7 GiB, where the whole file takes 1.4 GiB; each share costs a read of
 the chunks holding its lines (sessions are dealt in the order they start, so mostly
-its own stretch of the file) and the rules' fixed cost again (about 0.3 s), so a
+its own stretch of the file) and a lint's fixed cost again (about 0.1 s), so a
 capture is cut into as few shares as keep the peak under 1 GiB. The number
 of shares is chosen from the file's size *and* lines (:func:`shares_for`): a
 capture of small messages holds more rows a byte, and rows cost memory too.
