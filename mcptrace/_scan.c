@@ -2022,9 +2022,12 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__scan(void) {
 #ifdef SKIP_AVX2
+    /* MCPTRACE_NO_AVX2=1 keeps the SSE2 variant, so that tests can hold the two side by
+     * side on a processor that has AVX2 */
+    const char *no_avx2 = getenv("MCPTRACE_NO_AVX2");
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
-        __builtin_cpu_supports("popcnt"))
+    if (!(no_avx2 && *no_avx2 && strcmp(no_avx2, "0") != 0) && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("popcnt"))
         skip_container_fn = skip_container_avx2;
 #endif
     if (PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&ChunkType) < 0) return NULL;

@@ -11,6 +11,7 @@ declining everything (which would also be "equal") fails.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -851,3 +852,44 @@ def test_light_pass_skips_long_messages_block_by_block(
     assert int.from_bytes(hashes[:8], sys.byteorder) == accel.session_hash(
         "after" if after else "before"
     )
+
+
+_LIGHT_PASS_OF_FILE = """
+import pathlib, sys
+from mcptrace.loaders import accel
+states, hashes = accel.sessions(pathlib.Path(sys.argv[1]).read_bytes())
+pathlib.Path(sys.argv[2]).write_bytes(states + hashes)
+"""
+
+
+def test_light_pass_reads_the_same_with_and_without_avx2(tmp_path: Path) -> None:
+    """The light pass skips containers with AVX2 where the processor has it and SSE2 (or
+    bytes) elsewhere: both read every line alike. Lines with long strings, escapes,
+    nesting and damage, so that whole vectors and their edges are crossed."""
+    import random
+    import subprocess
+
+    rng = random.Random(11)
+    pieces = [b'"', b"\\", b"{", b"}", b"[", b"]", b'\\"', b",", b":", b"\n", b"x" * 70]
+    lines = []
+    for sample in sorted(Path("sample_traces/capture").glob("*.jsonl")):
+        for line in sample.read_bytes().splitlines():
+            lines.append(line)
+            for _ in range(3):
+                cut = rng.randrange(len(line) + 1)
+                lines.append(line[:cut] + rng.choice(pieces) + line[cut:])
+    nested = b'{"session":"s","msg":{"a":[' + b'{"k":"' + b"\\\\" * 40 + b'"},' * 30 + b"1]}}"
+    lines += [nested, nested[:-3], b'{"msg":"' + b"y" * 200 + b'","session":"late"}']
+    data = tmp_path / "lines.jsonl"
+    data.write_bytes(b"\n".join(lines) + b"\n")
+    outputs = []
+    for no_avx2 in ("0", "1"):
+        out = tmp_path / f"light-{no_avx2}.bin"
+        env = {**os.environ, "MCPTRACE_NO_AVX2": no_avx2}
+        subprocess.run(
+            [sys.executable, "-c", _LIGHT_PASS_OF_FILE, str(data), str(out)], check=True, env=env
+        )
+        outputs.append(out.read_bytes())
+    states, hashes = accel.sessions(data.read_bytes())
+    assert outputs[0] == outputs[1] == states + hashes
+    assert len(states) == data.read_bytes().count(b"\n") and 0 < states.count(1) < len(states)
