@@ -63,17 +63,9 @@ class ReportContext:
             raise KeyError(f"no metadata for rule {code}")
         return found
 
-    def raw_lines(self, findings: pl.DataFrame) -> dict[int, str]:
-        """ordinal -> the verbatim capture line, for the findings' messages."""
-        if self.messages is None or findings.is_empty():
-            return {}
-        wanted = findings.select("ordinal").unique()
-        rows = self.messages.select("ordinal", "raw").join(wanted, on="ordinal", how="semi")
-        return {o: r for o, r in rows.iter_rows() if r is not None}
-
     def raw_of(self, findings: pl.DataFrame) -> pl.Series:
-        """The verbatim capture line of each finding's message (null where there is none),
-        as :meth:`raw_lines` gives them."""
+        """The verbatim capture line of each finding's message, row by row (null where
+        there is none)."""
         if self.messages is None or findings.is_empty():
             return pl.Series("raw", [None] * findings.height, dtype=pl.String)
         wanted = findings.select("ordinal").unique()

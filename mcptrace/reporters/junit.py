@@ -33,9 +33,8 @@ def render(findings: pl.DataFrame, ctx: ReportContext) -> str:
         tests=str(max(findings.height, 1)),
         failures=str(findings.height),
     )
-    raw = ctx.raw_lines(findings)
     suites: dict[str, list[dict[str, Any]]] = {}
-    for row in findings.iter_rows(named=True):
+    for row in findings.with_columns(_raw=ctx.raw_of(findings)).iter_rows(named=True):
         suites.setdefault(display_path(row["source"], ctx.root), []).append(row)
     if not suites:
         suite = ET.SubElement(root, "testsuite", name="mcptrace", tests="1", failures="0")
@@ -63,7 +62,8 @@ def render(findings: pl.DataFrame, ctx: ReportContext) -> str:
             failure = ET.SubElement(
                 case, "failure", type=row["code"], message=_xml_text(row["message"] or "")
             )
-            failure.text = _xml_text(raw.get(row["ordinal"], f"{path}:{row['line']}"))
+            raw = row["_raw"]
+            failure.text = _xml_text(raw if raw is not None else f"{path}:{row['line']}")
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
