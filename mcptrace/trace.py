@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 
 import polars as pl
 
+from mcptrace._once import once_property
 from mcptrace.calls import identify_calls, pair_calls
 from mcptrace.errors import CaptureError, UsageError
 from mcptrace.inputs import PathLike, describe_paths, expand_inputs, input_list
@@ -59,12 +59,12 @@ class Trace:
         default=None, repr=False, compare=False
     )
 
-    @cached_property
+    @once_property
     def identity(self) -> pl.DataFrame:
         """Per-session revision and identity (the first columns of ``sessions``)."""
         return identify(self.messages, self.call_records)
 
-    @cached_property
+    @once_property
     def calls(self) -> pl.DataFrame:
         """One row per request joined with its response; orphans appended; then the
         call records of call-level formats."""
@@ -88,7 +88,7 @@ class Trace:
         )
         return pl.concat([paired, CALLS.conform(records)])
 
-    @cached_property
+    @once_property
     def sessions(self) -> pl.DataFrame:
         """One row per session."""
         truncated = self.sources.filter(pl.col("truncated"))["source"].to_list()
@@ -163,7 +163,7 @@ class Trace:
             context.call_records.filter(in_window(pl.col("request_ts"))),
             window_of=(context, since, until),
         )
-        # cached_property keeps its value in the instance dict: setting it gives the
+        # once_property keeps its value in the instance dict: setting it gives the
         # window the whole capture's session identity and pairing
         vars(view)["identity"] = context.identity
         vars(view)["calls"] = context.calls.filter(

@@ -36,12 +36,12 @@ import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 import polars as pl
 
+from mcptrace._once import once_property
 from mcptrace.trace import Trace
 
 #: the row kinds of :attr:`LintContext.protocol`, ``requests``, ...
@@ -193,14 +193,14 @@ class LintContext:
                     self._memo[key] = build(self)
         return self._memo[key]
 
-    @cached_property
+    @once_property
     def session_names(self) -> pl.Series:
         """The sessions' names, by code: in every frame here ``session`` is a UInt32 code,
         the position of the session's name in this series. Rules join, group and sort by
         session all the time; hashing a small integer costs far less than hashing text."""
         return self.trace.identity["session"]
 
-    @cached_property
+    @once_property
     def unordered_sessions(self) -> pl.Series:
         """Codes of the sessions whose two directions have no common order (a capture
         of per-direction files): compare with ``pl.col("session").is_in(x.implode())``."""
@@ -210,7 +210,7 @@ class LintContext:
         )
         return chosen.arg_true().cast(pl.UInt32).alias("session")
 
-    @cached_property
+    @once_property
     def placed(self) -> pl.Series:
         """Ordinals of the messages whose place the capture does not record, in sessions
         that otherwise keep their order: a HAR's server stream events, placed between
@@ -279,12 +279,12 @@ class LintContext:
         )
         return self.of_session(modern, "modern").fill_null(False)
 
-    @cached_property
+    @once_property
     def judged_revisions(self) -> frozenset[str]:
         """The revisions some session is judged by (after --revision)."""
         return frozenset(self.session_revisions["revision"].drop_nulls().to_list())
 
-    @cached_property
+    @once_property
     def session_revisions(self) -> pl.DataFrame:
         """session (code), revision (after --revision), revision_source."""
         s = self.trace.identity.select(
@@ -296,7 +296,7 @@ class LintContext:
             )
         return s
 
-    @cached_property
+    @once_property
     def messages(self) -> pl.DataFrame:
         """The messages table plus ``revision`` (of the session, or --revision) and
         ``modern`` (revision is 2026-07-28 or later). Columns no rule reads (``raw``,
@@ -314,7 +314,7 @@ class LintContext:
             return frame
         return _realigned(frame, "message") if _aligned(loaded) else frame.rechunk()
 
-    @cached_property
+    @once_property
     def _dense(self) -> bool:
         """Ordinals are row positions (0, 1, 2, ...): true for every loaded trace; a
         :meth:`Trace.filter` result keeps the original ordinals and is not dense."""
@@ -352,7 +352,7 @@ class LintContext:
         )
         return out.filter(pos.is_not_null()) if inner else out
 
-    @cached_property
+    @once_property
     def _call_rows(self) -> pl.Series:
         """By message position: the row of :attr:`calls` whose request is that message
         (null for other messages). Each request has exactly one calls row."""
@@ -381,7 +381,7 @@ class LintContext:
             calls[column].gather(rows).alias(alias) for alias, column in columns.items()
         )
 
-    @cached_property
+    @once_property
     def calls(self) -> pl.DataFrame:
         """The calls table with ``revision`` replaced by the judged revision."""
         calls = self.trace.calls.with_columns(session=self.session_code()).with_columns(
@@ -391,18 +391,18 @@ class LintContext:
         # a window's filter) is cut alike again, as messages is
         return calls if _aligned(calls) else _realigned(calls, "session")
 
-    @cached_property
+    @once_property
     def sessions(self) -> pl.DataFrame:
         """Per session: revision, identity and declared capabilities (the identity columns
         of the sessions table; the counts and times there are not needed to lint)."""
         return self.trace.identity.with_columns(session=pl.int_range(pl.len(), dtype=pl.UInt32))
 
-    @cached_property
+    @once_property
     def _part_masks(self) -> dict[Part, pl.Series]:
         kind = self.messages["kind"]
         return {name: kind.is_in(kinds) for name, kinds in _PART_KINDS.items()}
 
-    @cached_property
+    @once_property
     def _answered_by(self) -> pl.DataFrame:
         """By row of the responses part (:attr:`responses` order): ``request_method`` and
         ``request_ordinal`` of the request a response answers (null for orphans), for a
@@ -433,7 +433,7 @@ class LintContext:
             ]
         )
 
-    @cached_property
+    @once_property
     def _rare(self) -> pl.Series:
         """By message: the text has one of :data:`RARE_MARKERS` (null without text)."""
         return self.messages.select(pl.col("message").str.contains(RARE_MARKERS).alias("rare"))[
@@ -511,20 +511,20 @@ class LintContext:
             .with_columns(pl.col("direction").cast(pl.String))
         )
 
-    @cached_property
+    @once_property
     def protocol(self) -> pl.DataFrame:
         """Only JSON-RPC rows (requests, notifications, responses, errors)."""
         return self.messages.filter(self._part_masks["protocol"])
 
-    @cached_property
+    @once_property
     def requests(self) -> pl.DataFrame:
         return self.messages.filter(self._part_masks["requests"])
 
-    @cached_property
+    @once_property
     def notifications(self) -> pl.DataFrame:
         return self.messages.filter(self._part_masks["notifications"])
 
-    @cached_property
+    @once_property
     def responses(self) -> pl.DataFrame:
         """Success and error responses, with the answered request's ``request_method``
         and ``request_ordinal`` (null for orphans)."""
@@ -538,7 +538,7 @@ class LintContext:
             return responses.join(answered, on="ordinal", how="left", maintain_order="left")
         return responses.with_columns(self._answered_by)
 
-    @cached_property
+    @once_property
     def input_required(self) -> pl.DataFrame:
         """Readable ``input_required`` results (some columns of :attr:`responses`) with ``inputs``:
         the JSON text of their ``result.inputRequests`` (null when absent)."""

@@ -193,8 +193,8 @@ def lint(
     # does that on a thread of its own meanwhile), builds the frames every rule reads
     # and starts on the rules that seldom need the calls (EARLY_FAMILIES): with the
     # frames built first, a core idled while the pairing ended. A rule that asks for the
-    # calls before they are paired waits for them (cached_property builds under a lock
-    # in Python 3.11: they are paired once).
+    # calls before they are paired waits for them (they are a once_property: paired
+    # once, whichever thread asks first).
     with ThreadPoolExecutor(max_workers=threads) as pool:
         started = [pool.submit(work, ctx.prepare_calls)]
         started += [pool.submit(work, ctx.prepare_frames) for _ in range(threads - 1)]
