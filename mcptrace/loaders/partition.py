@@ -117,20 +117,65 @@ def own_session(line: bytes) -> str | None:
     return session if type(session) is str else _json.dumps(session)
 
 
+#: the light pass reads a span this much at a time (more when a line is longer): a block
+#: read into a small buffer is still in the cache when the pass reads it, where a whole
+#: span went to memory and back (a quarter less CPU), and the buffer costs no fresh pages
+_PLAN_BLOCK = 1 << 20
+
+
 def _line_sessions(path: str, span: Span) -> tuple[np.ndarray, np.ndarray]:
-    """States and own-session hashes of a span's lines, the unsure ones decided."""
-    with _read(path, span.start, span.end) as data:
-        raw_states, raw_hashes = accel.sessions(data)
-        unsure = np.flatnonzero(np.frombuffer(raw_states, dtype=np.uint8) == _UNSURE)
-        lines = split_lines(bytes(data)) if len(unsure) else []
+    """States and own-session hashes of a span's lines, the unsure ones decided. Raises
+    ``ValueError`` when the file ends before the span does (it was cut)."""
+    states: list[bytes] = []
+    hashes: list[bytes] = []
+    buffer = bytearray(_PLAN_BLOCK)
+    held = 0  # bytes of a line begun in the previous block, at the buffer's start
+    at = span.start
+    with open(path, "rb") as f:
+        f.seek(at)
+        while at < span.end or held:
+            if held == len(buffer):  # a line longer than the buffer: make room
+                buffer.extend(bytes(len(buffer)))
+            want = min(len(buffer) - held, span.end - at)
+            with memoryview(buffer) as whole:
+                got = f.readinto(whole[held : held + want]) if want else 0
+                if got != want:
+                    raise ValueError(f"read {got} of {want} bytes at offset {at}: the file was cut")
+                at += got
+                filled = held + got
+                # whole lines only, but for the span's end (the file's last line may
+                # have no newline)
+                end = filled if at >= span.end else buffer.rfind(b"\n", 0, filled) + 1
+                if end == 0:
+                    held = filled  # no newline yet: read on
+                    continue
+                with whole[:end] as lines:
+                    block_states, block_hashes = accel.sessions(lines)
+                    if _UNSURE in block_states:
+                        block_states, block_hashes = _decided(
+                            bytes(lines), block_states, block_hashes
+                        )
+                states.append(block_states)
+                hashes.append(block_hashes)
+                held = filled - end
+                whole[:held] = buffer[end:filled]  # a copy: the two may overlap
+    return (
+        np.frombuffer(b"".join(states), dtype=np.uint8).copy(),
+        np.frombuffer(b"".join(hashes), dtype=np.uint64).copy(),
+    )
+
+
+def _decided(data: bytes, raw_states: bytes, raw_hashes: bytes) -> tuple[bytes, bytes]:
+    """The light pass's states and hashes of ``data``'s lines with the unsure lines read
+    as the loader reads them."""
     states = np.frombuffer(raw_states, dtype=np.uint8).copy()
     hashes = np.frombuffer(raw_hashes, dtype=np.uint64).copy()
-    if len(unsure):
-        for i in unsure:
-            session = own_session(lines[i])
-            states[i] = _NONE if session is None else _OWN
-            hashes[i] = 0 if session is None else accel.session_hash(session)
-    return states, hashes
+    lines = split_lines(data)
+    for i in np.flatnonzero(states == _UNSURE):
+        session = own_session(lines[i])
+        states[i] = _NONE if session is None else _OWN
+        hashes[i] = 0 if session is None else accel.session_hash(session)
+    return states.tobytes(), hashes.tobytes()
 
 
 def _deal(session: np.ndarray, shares: int) -> np.ndarray:

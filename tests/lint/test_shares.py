@@ -243,6 +243,36 @@ def test_awkward_lines_land_where_the_loader_puts_them(tmp_path: Path, shares: i
     _same(done.findings, whole)
 
 
+@needs_scanner
+@pytest.mark.parametrize("block", [7, 64, 300])
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_the_light_pass_reads_blocks_shorter_than_lines_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, last_newline: bool
+) -> None:
+    """Blocks that cut lines (a line longer than a block, an unsure line in a later
+    block, a last line without a newline) give the states and hashes one read of the
+    whole span gives, and the same findings."""
+    path = tmp_path / "awkward.jsonl"
+    path.write_bytes(b"\n".join(AWKWARD * 3) + (b"\n" if last_newline else b""))
+    span = partition.Span(start=0, end=path.stat().st_size, line=0)
+    whole_states, whole_hashes = partition._line_sessions(str(path), span)
+    assert partition._UNSURE not in whole_states  # every unsure line was decided
+    assert len(whole_states) == len(AWKWARD) * 3
+    monkeypatch.setattr(partition, "_PLAN_BLOCK", block)
+    states, hashes = partition._line_sessions(str(path), span)
+    assert np.array_equal(states, whole_states)
+    assert np.array_equal(hashes, whole_hashes)
+    # a span that starts and ends inside the file
+    middle = AWKWARD * 3
+    start = sum(len(line) + 1 for line in middle[:5])
+    end = sum(len(line) + 1 for line in middle[:20])
+    part_states, _ = partition._line_sessions(str(path), partition.Span(start, end, 0))
+    assert np.array_equal(part_states, whole_states[5:20])
+    done = lint_in_shares(path, shares=3)
+    assert done is not None
+    _same(done.findings, _whole(path))
+
+
 def test_own_session_reads_lines_as_the_loader_does() -> None:
     assert own_session(b'{"session":"s","msg":{}}') == "s"
     assert own_session(b'{"session":"\\u0073","msg":{}}') == "s"
