@@ -189,12 +189,16 @@ def _match_by_rank(req: pl.DataFrame, resp: pl.DataFrame) -> pl.DataFrame:
 def _cancel_rows(messages: pl.DataFrame) -> pl.DataFrame:
     """notifications/cancelled naming a request: ``_row``, ``_KEY`` (the id it names),
     ``at`` (its ordinal) and ``cancel_line``."""
+    # the few rows with a cancel_id first (a test of validity alone): the method's text
+    # is then compared on those only
     return (
-        messages.lazy()
-        .filter((pl.col("method") == "notifications/cancelled") & pl.col("cancel_id").is_not_null())
-        .select("session", "direction", id="cancel_id", at="ordinal", cancel_line="line")
+        messages.select(
+            "session", "direction", "method", id="cancel_id", at="ordinal", cancel_line="line"
+        )
+        .filter(pl.col("id").is_not_null())
+        .filter(pl.col("method") == "notifications/cancelled")
+        .drop("method")
         .with_row_index("_row")
-        .collect()
     )
 
 
@@ -425,10 +429,15 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
         cancelled = cancels.join(
             both.filter(pl.col("_cancel")).select("_row", "request_ordinal", "_req"), on="_row"
         )
-    resp = resp.with_columns(
-        request_ordinal=_scattered(resp.height, pairs["_row"], pairs["request_ordinal"]),
-        _req=_scattered(resp.height, pairs["_row"], pairs["_req"]),
-    )
+    if pairs.height == resp.height and pairs["_row"].is_sorted():
+        # the usual case: every response has an id, and the pairs are in response order
+        # (each response is in them once, so its row is its position): no scatter
+        resp = resp.with_columns(pairs["request_ordinal"].rechunk(), pairs["_req"].rechunk())
+    else:
+        resp = resp.with_columns(
+            request_ordinal=_scattered(resp.height, pairs["_row"], pairs["request_ordinal"]),
+            _req=_scattered(resp.height, pairs["_row"], pairs["_req"]),
+        )
     # the first response to a request answers it; later ones are duplicates
     if _one_response_each(req, resp):
         first = pl.lit(True)  # the usual case: no hash of the matched ordinals
@@ -446,7 +455,7 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
             resp["_req"].scatter(late["_row"], late["_req"]),
         )
         answer = answer.scatter(late["_row"], True)
-    answers = resp.filter(answer)
+    answers = resp.select("_req", "_row").filter(answer)
 
     # each answer's columns go to the row of the request it answers
     answer_row = _scattered(req.height, answers["_req"], answers["_row"])

@@ -69,7 +69,8 @@ def _first_per_session(
 ) -> pl.DataFrame:
     """The first row per session of ``rows`` (session and ``_row``, a position in
     ``texts``) whose message text contains every needle: session and message.
-    ``firsts``: the first row per session of ``rows``, with its message."""
+    ``firsts``: the first row per session of ``rows`` (session and ``_row``, in order of
+    first appearance), with its message."""
     has = pl.lit(True)
     for needle in needles:
         has &= pl.col("message").str.contains(needle, literal=True)
@@ -81,10 +82,8 @@ def _first_per_session(
     if misses.is_empty():
         return hits.select("session", "message")
     rest = _with_text(rows.filter(pl.col("session").is_in(misses.implode())), texts)
-    found = rest.filter(has)
-    return pl.concat([hits, found.filter(pl.col("session").is_first_distinct())]).select(
-        "session", "message"
-    )
+    found = rest.filter(has).filter(pl.col("session").is_first_distinct())
+    return pl.concat([hits.select("session", "message"), found.select("session", "message")])
 
 
 def _firsts(rows: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
@@ -213,16 +212,15 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         .select("session", "protocol_version", "_row")
         .collect()
     )
-    meta_revision_query = (
-        modern_req.lazy()
-        .group_by("session", maintain_order=True)
-        .agg(
-            pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
-        )
+    # per session the revision most of these requests name, and the first of them (the
+    # group-by finds it: no second hash of the session column)
+    meta_revision = modern_req.group_by("session", maintain_order=True).agg(
+        pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
+        pl.col("_row").first(),
     )
     meta_client = _first_per_session(
         modern_req,
-        _firsts(modern_req, texts),
+        _with_text(meta_revision.select("session", "_row"), texts),
         texts,
         f"{_META}/clientCapabilities",
         f"{_META}/clientInfo",
@@ -289,29 +287,32 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
     )
     seen_query = (
         lazy.filter(pl.col("protocol_version").is_not_null())
+        .select("session", "protocol_version")
+        # each revision of a session once (in order of first appearance) before the
+        # group-by: it then gathers a few rows per session, not every versioned message
+        .unique(maintain_order=True)
         .group_by("session", maintain_order=True)
-        .agg(pl.col("protocol_version").unique(maintain_order=True).alias("revisions_seen"))
+        .agg(pl.col("protocol_version").alias("revisions_seen"))
     )
-    # every session, in order of first appearance
-    sessions_query = lazy.select(pl.col("session").unique(maintain_order=True))
+    # every session, in order of first appearance (on the column itself: a lazy query's
+    # unique cost half as much again)
+    found = messages["session"].unique(maintain_order=True).to_frame()
     # the queries over every message run side by side, as one batch
     queries = [
-        sessions_query,
         init_req_query,
         init_res_query,
-        meta_revision_query,
         header_query,
         seen_query,
     ]
     if not with_refusal.is_empty():
         queries.append(refused_query)
-    found, init_req, init_res, meta_revision, header, seen, *judged = pl.collect_all(queries)
+    init_req, init_res, header, seen, *judged = pl.collect_all(queries)
     refusals = (
         judged[0]
         if judged
         else pl.DataFrame(schema={"session": pl.String, "refused_only": pl.Boolean})
     )
-    meta = meta_revision.join(meta_client, on="session", how="left")
+    meta = meta_revision.drop("_row").join(meta_client, on="session", how="left")
     found = found.join(seen, on="session", how="left", maintain_order="left").with_columns(
         pl.col("revisions_seen").fill_null(pl.lit([], dtype=pl.List(pl.String)))
     )

@@ -30,6 +30,7 @@ from mcptrace.linter.rule import (
     line_of,
     rule,
 )
+from mcptrace.linter.rules.progress import attributed_progress, token_requests
 from mcptrace.linter.rules.subscriptions import sid_text, stream_notifications
 
 _CANCELLED = "notifications/cancelled"
@@ -71,16 +72,18 @@ def _build_matched_cancels(ctx: LintContext) -> pl.DataFrame:
         )
     )
     # `_dir`: the direction of a cancel that may name this request; a request or a
-    # cancel of unknown direction may belong to either side
+    # cancel of unknown direction may belong to either side. (The copies for them are
+    # made only when there are such cancels or requests.)
     known = pl.col("_sender") != "unknown"
-    keyed = pl.concat(
-        [
-            requests.with_columns(_dir=pl.col("_sender")),
-            requests.filter(known).with_columns(_dir=pl.lit("unknown")),
+    parts = [requests.with_columns(_dir=pl.col("_sender"))]
+    if (cancels["direction"] == "unknown").any():
+        parts.append(requests.filter(known).with_columns(_dir=pl.lit("unknown")))
+    if (requests["_sender"] == "unknown").any():
+        parts += [
             requests.filter(~known).with_columns(_dir=pl.lit("c2s")),
             requests.filter(~known).with_columns(_dir=pl.lit("s2c")),
         ]
-    ).sort("request_ordinal")
+    keyed = pl.concat(parts).sort("request_ordinal")
     matched = (
         cancels.with_columns(_dir=pl.col("direction"))
         .sort("ordinal")
@@ -467,10 +470,11 @@ def cancel_notification_over_http(ctx: LintContext) -> pl.DataFrame:
     basic/transports/streamable-http.mdx#sending-messages ("no `notifications/cancelled`
     message is expected").
     """
-    bad = ctx.part("notifications", "ordinal", "method", "transport", "direction").filter(
-        (pl.col("method") == _CANCELLED)
-        & (pl.col("transport") == "http")
-        & (pl.col("direction") == "c2s")
+    bad = (
+        ctx.part("notifications", "ordinal", "method", "transport", "direction")
+        # the typed tests first: the method's text is compared on the client's HTTP rows only
+        .filter((pl.col("transport") == "http") & (pl.col("direction") == "c2s"))
+        .filter(pl.col("method") == _CANCELLED)
     )
     return findings(
         bad,
@@ -613,25 +617,14 @@ def _progress_with(ctx: LintContext, tokens: pl.DataFrame) -> pl.DataFrame:
     the few sessions and tokens looked for first spare joining them all on their texts."""
     sessions, wanted = tokens["session"].unique().implode(), tokens["_token"].unique().implode()
     return (
-        ctx.part(
-            "notifications",
-            "session",
-            "direction",
-            "ordinal",
-            "ts",
-            "method",
-            "progress_token",
-            "parse_error",
-        )
-        .filter(pl.col("session").is_in(sessions) & pl.col("progress_token").is_in(wanted))
-        .filter((pl.col("method") == "notifications/progress") & pl.col("parse_error").is_null())
-        .select(
-            "session",
-            pl.col("direction").cast(pl.String),
-            "ordinal",
-            "ts",
-            _token="progress_token",
-        )
+        # every readable progress notification with a token (the PG family's frame,
+        # built once per lint)
+        attributed_progress(ctx)
+        # the session codes first: the tokens' texts are then looked up in those
+        # sessions' notifications only
+        .filter(pl.col("session").is_in(sessions))
+        .filter(pl.col("token").is_in(wanted))
+        .select("session", "direction", "ordinal", "ts", _token="token")
     )
 
 
@@ -640,18 +633,17 @@ def _next_with_token(ctx: LintContext, tokens: pl.DataFrame) -> pl.DataFrame:
     requester's next request carrying the same token (null when none): the token's
     progress from then on is that request's."""
     later = (
-        ctx.part("requests", "session", "ordinal", "direction", "progress_token")
-        .filter(pl.col("progress_token").is_not_null())
-        # the few sessions and tokens looked for first, not every request's joined
-        .filter(
-            pl.col("session").is_in(tokens["session"].unique().implode())
-            & pl.col("progress_token").is_in(tokens["_token"].unique().implode())
-        )
+        # the requests that carry a token (the PG family's frame, built once per lint)
+        token_requests(ctx)
+        # the few sessions and tokens looked for first, not every request's joined; the
+        # session codes before the tokens' texts
+        .filter(pl.col("session").is_in(tokens["session"].unique().implode()))
+        .filter(pl.col("token").is_in(tokens["_token"].unique().implode()))
         .select(
             "session",
-            _token="progress_token",
-            _canceller=pl.col("direction").cast(pl.String),
-            _later="ordinal",
+            _token="token",
+            _canceller="request_direction",
+            _later="request_ordinal",
         )
         .join(
             tokens.select("session", "_token", "_canceller", "request_ordinal"),

@@ -89,7 +89,8 @@ def _gate_paths() -> tuple[str, ...]:
 
 
 def _declared(ctx: LintContext) -> pl.DataFrame:
-    """session, side, gate, declared: for every session whose capabilities are known."""
+    """session, revision, side, gate, declared: for every session whose capabilities are
+    known."""
     return ctx.memo("capabilities.declared", _build_declared)
 
 
@@ -128,7 +129,7 @@ def _build_declared(ctx: LintContext) -> pl.DataFrame:
         schema={"text": pl.String, "gate": pl.String, "declared": pl.Boolean},
         orient="row",
     )
-    return sides.join(table, on="text").select("session", "side", "gate", "declared")
+    return sides.join(table, on="text").select("session", "revision", "side", "gate", "declared")
 
 
 def _undeclared(
@@ -156,7 +157,6 @@ def _gated(
     keys = (
         _declared(ctx)
         .filter(pl.col("declared") == declared)
-        .join(ctx.session_revisions.select("session", "revision"), on="session")
         .join(gates, on=["revision", "side", "gate"])
         .select(
             "session",
@@ -473,8 +473,9 @@ def request_capability_not_discovered(ctx: LintContext) -> pl.DataFrame:
     e.g. "Servers that support tools MUST declare the `tools` capability:" —
     server/tools.mdx#capabilities (2026-07-28).
     """
-    requests = ctx.part("requests", "ordinal", "session", "method", "direction")
-    bad = _undeclared(requests, ctx, "request", side="server")
+    # the requests CP001/CP002 found undeclared: they leave out only legacy sessions'
+    # probes, and findings outside 2026 sessions are dropped anyway
+    bad = _undeclared_requests(ctx).filter(pl.col("side") == "server")
     return findings(
         bad,
         pl.format(
@@ -574,6 +575,17 @@ def input_request_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     )
 
 
+def _undeclared_notifications(ctx: LintContext) -> pl.DataFrame:
+    """:func:`_undeclared` of every notification, found once: CP006 reads the logs among
+    them, CP007 the others."""
+    return ctx.memo("capabilities.undeclared_notifications", _build_undeclared_notifications)
+
+
+def _build_undeclared_notifications(ctx: LintContext) -> pl.DataFrame:
+    notifications = ctx.part("notifications", "ordinal", "session", "method", "direction")
+    return _undeclared(notifications, ctx, "notification")
+
+
 def _first_per_session(rows: pl.DataFrame) -> pl.DataFrame:
     return (
         rows.sort("ordinal")
@@ -624,12 +636,10 @@ def log_without_logging_capability(ctx: LintContext) -> pl.DataFrame:
     "Servers that emit log message notifications MUST declare the `logging` capability:"
     — server/utilities/logging.mdx#capabilities (all revisions).
     """
-    logs = ctx.part("notifications", "ordinal", "session", "method", "direction").filter(
-        pl.col("method") == "notifications/message"
-    )
+    logs = _undeclared_notifications(ctx).filter(pl.col("method") == "notifications/message")
     if logs.is_empty():
         return findings(logs, "")
-    bad = _first_per_session(_undeclared(logs, ctx, "notification"))
+    bad = _first_per_session(logs)
     return findings(
         bad,
         pl.format(
@@ -683,10 +693,8 @@ def notification_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     (all revisions); with "Only use capabilities that were successfully negotiated" —
     basic/lifecycle.mdx#operation (2024-11-05 to 2025-11-25).
     """
-    notes = ctx.part("notifications", "ordinal", "session", "method", "direction").filter(
-        pl.col("method") != "notifications/message"
-    )
-    bad = _first_per_session(_undeclared(notes, ctx, "notification"))
+    notes = _undeclared_notifications(ctx).filter(pl.col("method") != "notifications/message")
+    bad = _first_per_session(notes)
     return findings(
         bad,
         pl.format(

@@ -53,7 +53,10 @@ def _classify(ctx: LintContext, revision: str) -> pl.DataFrame:
 
 
 def _modern_errors(ctx: LintContext) -> pl.DataFrame:
-    return _classified(ctx, "2026-07-28").filter(pl.col("modern"))
+    """The classified error responses of 2026-07-28 sessions (five rules read them)."""
+    return ctx.memo(
+        "errors.modern", lambda ctx: _classified(ctx, "2026-07-28").filter(pl.col("modern"))
+    )
 
 
 @rule(
@@ -350,10 +353,8 @@ def legacy_code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2025-11-25/basic/index.mdx#messages (2024-11-05 to 2025-11-25;
     the top of basic/index.mdx in 2024-11-05).
     """
-    bad = (
-        _classified(ctx, "2025-11-25")
-        .filter(~pl.col("modern"))
-        .filter(pl.col("category") == "jsonrpc-reserved")
+    bad = _classified(ctx, "2025-11-25").filter(
+        ~pl.col("modern") & (pl.col("category") == "jsonrpc-reserved")
     )
     return findings(
         bad,
@@ -362,18 +363,19 @@ def legacy_code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
 
 
 def _resources_read_errors(ctx: LintContext) -> pl.DataFrame:
-    return content(
-        ctx.part(
-            "responses",
-            "ordinal",
-            "kind",
-            "request_method",
-            "modern",
-            "error_code",
-            "error_message",
-            "parse_error",
-        )
-    ).filter((pl.col("kind") == "error") & (pl.col("request_method") == "resources/read"))
+    """Readable error responses to resources/read (ER007 and ER008 share them)."""
+    return ctx.memo("errors.resources_read", _build_resources_read_errors)
+
+
+def _build_resources_read_errors(ctx: LintContext) -> pl.DataFrame:
+    columns = ("ordinal", "modern", "error_code", "error_message")
+    # the typed tests first: the method's text is compared on the error rows only
+    return (
+        ctx.part("responses", "kind", "parse_error", "request_method", *columns)
+        .filter((pl.col("kind") == "error") & pl.col("parse_error").is_null())  # as content()
+        .filter(pl.col("request_method") == "resources/read")
+        .select(columns)
+    )
 
 
 @rule(

@@ -58,8 +58,30 @@ def _levelled(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_levelled(ctx: LintContext) -> pl.DataFrame:
+    # the few rows are found by method in the requests and notifications parts (not in
+    # every message, which a filter of all the columns read below would move), then
+    # looked up; sorted by ordinal, they are in the capture's order again
+    keys = ("ordinal", "method", "parse_error")
+    found = pl.concat(
+        ctx.part(part, *keys).filter(
+            pl.col("method").is_in([_MESSAGE, _SET_LEVEL]) & pl.col("parse_error").is_null()
+        )
+        for part in ("requests", "notifications")
+    ).sort("ordinal")
     return (
-        ctx.messages.select(
+        ctx.lookup(
+            found,
+            "ordinal",
+            session="session",
+            source="source",
+            line="line",
+            ts="ts",
+            kind="kind",
+            direction="direction",
+            modern="modern",
+            message="message",
+        )
+        .select(
             "ordinal",
             "session",
             "source",
@@ -71,11 +93,6 @@ def _build_levelled(ctx: LintContext) -> pl.DataFrame:
             "modern",
             "parse_error",
             "message",
-        )
-        .filter(
-            pl.col("method").is_in([_MESSAGE, _SET_LEVEL])
-            & pl.col("kind").is_in(["request", "notification"])
-            & pl.col("parse_error").is_null()
         )
         .pipe(_with_level)
     )

@@ -66,14 +66,11 @@ def _build_modern_client_requests(ctx: LintContext) -> pl.DataFrame:
         "rare",
         "message",
     )
+    # the typed columns first: the method (text) is tested only on the rows they keep
     return (
         content(ctx.part("requests", *columns, "modern", "direction", "parse_error"))
-        .filter(
-            pl.col("modern"),
-            pl.col("direction") != "s2c",
-            ~pl.col("method").is_in(_NOT_MODERN_CLIENT_REQUESTS),
-            ~is_notification_method(),
-        )
+        .filter(pl.col("modern"), pl.col("direction") != "s2c")
+        .filter(~pl.col("method").is_in(_NOT_MODERN_CLIENT_REQUESTS), ~is_notification_method())
         .select(columns)
     )
 
@@ -93,15 +90,18 @@ def _build_marked_requests(ctx: LintContext) -> pl.DataFrame:
     # \x01 writes each text anew at two thirds of the cost of adding "", and cannot change
     # a match: neither key holds that byte.
     copy = requests.select(pl.col("message").str.strip_prefix("\x01"))
-    caps_compact = f'"{CLIENT_CAPABILITIES_KEY}":{{'
+    # Most texts have both, in this order (compact `_meta`: capabilities, then clientInfo):
+    # one search settles both tests there; only the other texts are searched for each key.
+    caps_compact = re.escape(f'"{CLIENT_CAPABILITIES_KEY}":{{')
+    usual = copy.select(
+        pl.col("message").str.contains(rf"{caps_compact}(?s:.*){re.escape(CLIENT_INFO_KEY)}")
+    ).to_series()
     caps_object = rf'"{re.escape(CLIENT_CAPABILITIES_KEY)}"\s*:\s*\{{'
     return requests.with_columns(
-        _caps_object=settle(
-            copy,
-            pl.col("message").str.contains(caps_compact, literal=True),
-            pl.col("message").str.contains(caps_object),
+        _caps_object=settle(copy, pl.lit(usual), pl.col("message").str.contains(caps_object)),
+        _client_info=settle(
+            copy, pl.lit(usual), pl.col("message").str.contains(CLIENT_INFO_KEY, literal=True)
         ),
-        _client_info=copy["message"].str.contains(CLIENT_INFO_KEY, literal=True),
     )
 
 
@@ -890,6 +890,8 @@ def invalid_log_level_accepted(ctx: LintContext) -> pl.DataFrame:
         .filter(pl.col("_level").is_not_null() & ~pl.col("_level").is_in(_LOG_LEVELS))
         .select(request_ordinal="ordinal", _level="_level")
     )
+    if reqs.is_empty():  # the usual case: the responses are not read
+        return findings(reqs, "")
     bad = (
         ctx.part("responses", "ordinal", "kind", "request_ordinal")
         .filter(pl.col("kind") == "response")
@@ -1103,18 +1105,18 @@ def meta_key_format(ctx: LintContext) -> pl.DataFrame:
     # One regex pass does both: `"_meta"` and, somewhere after it, such a key. The
     # first pass, which reads only the `_meta` objects, leaves it few texts to read.
     # (Which rows apply is a question about their session's revision: answered once per
-    # session and gathered by code, not asked of a million revision texts.)
+    # session and gathered by code, not asked of a million revision texts; when every
+    # session is judged, as in most captures, no row is tested.)
     judged = ctx.session_revisions.select(
         "session",
         _judged=pl.col("revision").is_in(list(since("2025-06-18")))
         | (pl.col("revision") >= "2026-07-28").fill_null(False),
     )
-    rows = (
-        content(ctx.part("protocol", "ordinal", "session", "parse_error", "message"))
-        .filter(ctx.of_session(judged, "_judged"))
-        .filter(pl.col("message").str.contains(_META_BAD_KEY))
-        .filter(pl.col("message").str.contains(r'(?s)"_meta".*?' + _BAD_KEY))
-    )
+    rows = content(ctx.part("protocol", "ordinal", "session", "parse_error", "message"))
+    if not judged["_judged"].fill_null(False).all() or rows["session"].has_nulls():
+        rows = rows.filter(ctx.of_session(judged, "_judged"))
+    rows = rows.filter(pl.col("message").str.contains(_META_BAD_KEY))
+    rows = rows.filter(pl.col("message").str.contains(r'(?s)"_meta".*?' + _BAD_KEY))
     if rows.is_empty():  # the usual case: every key is well formed
         return findings(rows, "")
     toks = json_tokens(rows, "message")

@@ -82,37 +82,47 @@ def _judged(ctx: LintContext) -> pl.DataFrame:
     return ctx.memo("methods.judged", _build_judged)
 
 
-def _build_judged(ctx: LintContext) -> pl.DataFrame:
+def _judge() -> pl.Expr:
+    """The revision a row of the protocol part is judged by (see the module docstring)."""
     own = (
         (pl.col("kind") == "request")
         & (pl.col("method") != "initialize")
         & pl.col("protocol_version").is_in(_KNOWN)
     )
-    # A substring test is enough: a stray "jsonrpc" inside params only means the row is judged.
-    columns = ("ordinal", "session", "kind", "method", "direction", "id", "revision")
-    wanted = (
-        ctx.part("protocol", "kind", "method", "parse_error")
-        .select(
-            pl.col("kind").is_in(["request", "notification"])
-            & pl.col("method").is_not_null()
-            & pl.col("parse_error").is_null()
-        )
-        .to_series()
-        .fill_null(False)
+    return pl.when(own).then(pl.col("protocol_version")).otherwise(pl.col("revision"))
+
+
+def _rows(ctx: LintContext) -> pl.DataFrame:
+    """By row of the protocol part: ``named`` (a request or notification with a method)
+    and ``judged`` (one of those that :func:`_judged` has)."""
+    return ctx.memo("methods.rows", _build_rows)
+
+
+def _build_rows(ctx: LintContext) -> pl.DataFrame:
+    flags = ctx.part("protocol", "kind", "method", "parse_error").select(
+        named=(
+            pl.col("kind").is_in(["request", "notification"]) & pl.col("method").is_not_null()
+        ).fill_null(False),
+        readable=pl.col("parse_error").is_null(),
     )
+    # A substring test is enough: a stray "jsonrpc" inside params only means the row is judged.
+    wanted = flags["named"] & flags["readable"]
     # compact JSON starts with the member: scan the text only of the other rows
     keep = wanted & plain_jsonrpc(ctx).fill_null(False)
     rest = wanted & ~keep
     if rest.any():
         spelled = ctx.part("protocol", "message").filter(rest)["message"]
         keep = keep.scatter(rest.arg_true(), spelled.str.contains('"jsonrpc"', literal=True))
+    return pl.DataFrame([flags["named"], keep.alias("judged")])
+
+
+def _build_judged(ctx: LintContext) -> pl.DataFrame:
+    columns = ("ordinal", "session", "kind", "method", "direction", "id", "revision")
     # one filter of the typed columns, not of the text
     return (
         ctx.part("protocol", *columns, "protocol_version")
-        .filter(keep)
-        .with_columns(
-            judge=pl.when(own).then(pl.col("protocol_version")).otherwise(pl.col("revision"))
-        )
+        .filter(_rows(ctx)["judged"])
+        .with_columns(judge=_judge())
     )
 
 
@@ -121,19 +131,61 @@ _KEY = ["judge", "method", "kind", "direction"]
 
 
 def _keys(ctx: LintContext) -> pl.DataFrame:
-    """The distinct keys of :func:`_judged` (a few hundred), found once for the rules, in
-    no particular order. (The lazy engine's unique costs half of the eager one's here.)"""
-    return ctx.memo("methods.keys", lambda ctx: _judged(ctx).lazy().select(_KEY).unique().collect())
+    """The distinct keys (a few hundred) of every request and notification with a method,
+    found once for the rules, in no particular order, with ``judged`` (whether
+    :func:`_judged` has rows of the key). The judge is null when it is no revision the
+    catalogue has: no rule judges those (MD001 keeps known revisions only, MD003 and MD007
+    join the catalogue)."""
+    return ctx.memo("methods.keys", _build_keys)
+
+
+def _known_code(column: str) -> pl.Expr:
+    """The position in _KNOWN of the revision in ``column`` (null for any other text)."""
+    # a comparison with each revision (short texts, held within the column's views)
+    # costs less than hashing every text, as a cast to an Enum or a replace would
+    code = pl.lit(None, dtype=pl.UInt8)
+    for i, revision in enumerate(_KNOWN):
+        code = pl.when(pl.col(column) == revision).then(pl.lit(i, dtype=pl.UInt8)).otherwise(code)
+    return code
+
+
+def _build_keys(ctx: LintContext) -> pl.DataFrame:
+    # from the key's own columns, not from :func:`_judged`: most captures have no bad
+    # key, and then its rows (every request and notification) are never built. The
+    # judge is found by code (the session's gathered by session code): choosing between
+    # two text columns on every row cost more than the unique. The lazy engine filters
+    # and finds the distinct keys in one pass (its unique costs half of the eager one's)
+    version = _known_code("protocol_version")
+    own = (pl.col("kind") == "request") & (pl.col("method") != "initialize") & version.is_not_null()
+    of_session = ctx.session_revisions.select("session", judge=_known_code("revision"))
+    keys = (
+        ctx.part("protocol", "session", "kind", "method", "direction", "protocol_version")
+        .with_columns(_rows(ctx).get_columns())
+        .lazy()
+        .filter("named")
+        .select(
+            pl.when(own)
+            .then(version)
+            .otherwise(ctx.of_session(of_session, "judge"))
+            .alias("judge"),
+            "method",
+            "kind",
+            "direction",
+            "judged",
+        )
+        .unique()
+        .collect()
+    )
+    return keys.with_columns(pl.lit(pl.Series(_KNOWN)).gather(pl.col("judge")).alias("judge"))
 
 
 def _by_key(ctx: LintContext, verdict: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
-    """The rows of :func:`_judged` whose key is in ``verdict`` of the distinct keys (with
+    """The rows of :func:`_judged` whose key is in ``verdict`` of its distinct keys (with
     the columns ``verdict`` adds): a few hundred keys are judged, not every message."""
-    rows = _judged(ctx)
-    bad = verdict(_keys(ctx))
-    if bad.is_empty():  # the usual case: nothing to pick, and no join of every row
-        rows = rows.clear()
-    return rows.join(bad, on=_KEY, nulls_equal=True, maintain_order="left")
+    bad = verdict(_keys(ctx).filter("judged").drop("judged"))
+    if bad.is_empty():  # the usual case: no findings, and no rows of every message built
+        return bad
+    return _judged(ctx).join(bad, on=_KEY, nulls_equal=True, maintain_order="left")
 
 
 def _server_request_in_modern() -> pl.Expr:
@@ -238,13 +290,19 @@ def non_mcp_method(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/index.mdx#schema (every revision's
     schema/<rev>/schema.json lists its methods).
     """
-    unknown = pl.col("method").is_not_null() & ~pl.col("method").is_in(_every_method().implode())
+    # the methods no revision defines, found among the distinct keys: usually none, and
+    # then no row is read
+    unknown = _keys(ctx).filter(~pl.col("method").is_in(_every_method().implode()))
+    if unknown.is_empty():
+        return findings(unknown, "")
     # the requests' and notifications' own columns (kept for the other rules): no test of
     # every message's kind first
     rows = (
         pl.concat(
             [
-                ctx.part(part, "session", "ordinal", "method").filter(unknown)
+                ctx.part(part, "session", "ordinal", "method").filter(
+                    pl.col("method").is_in(unknown["method"].implode())
+                )
                 for part in ("requests", "notifications")
             ]
         )
@@ -357,8 +415,10 @@ def server_request_in_modern(ctx: LintContext) -> pl.DataFrame:
     "Servers MUST NOT initiate JSON-RPC requests, and clients do not send JSON-RPC
     responses." — docs/specification/2026-07-28/basic/patterns/index.mdx (2026-07-28).
     """
-    rows = ctx.part("requests", "ordinal", "method", "direction").filter(
-        pl.col("direction") == "s2c"
+    # in 2026 sessions only: the others' server requests, found and then dropped, cost
+    # more than the test of the typed column
+    rows = ctx.part("requests", "ordinal", "method", "direction", "modern").filter(
+        (pl.col("direction") == "s2c") & pl.col("modern")
     )
     return findings(
         rows,
@@ -401,8 +461,9 @@ def client_response_in_modern(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/basic/transports/stdio.mdx#sending-messages (2026-07-28;
     streamable-http.mdx#sending-messages says the same for HTTP).
     """
-    rows = ctx.part("responses", "ordinal", "kind", "id", "direction").filter(
-        pl.col("direction") == "c2s"
+    # in 2026 sessions only (as MD004)
+    rows = ctx.part("responses", "ordinal", "kind", "id", "direction", "modern").filter(
+        (pl.col("direction") == "c2s") & pl.col("modern")
     )
     return findings(
         rows,
@@ -445,13 +506,36 @@ def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
     before the feature's earliest removal." — docs/specification/2026-07-28/deprecated.mdx
     (2026-07-28).
     """
-    input_required = ctx.input_required.rename({"inputs": "_inputs"})
+    # only 2026 sessions are judged (a finding's session is its message's): the typed
+    # `modern` column first, before any text is read
+    in_requests = {
+        "Roots (roots/list input request)": r'"method":"roots/list"',
+        "Sampling (sampling/createMessage input request)": r'"method":"sampling/createMessage"',
+        'sampling includeContext "thisServer"/"allServers"': (
+            r'"includeContext":"(thisServer|allServers)"'
+        ),
+    }
+    # the input requests' three tests in one query, a column each, then a row per test
+    # passed: in the order of the tests, as one filter per test would give
+    input_required = (
+        ctx.input_required.filter(pl.col("modern"))
+        .select(
+            "session",
+            "ordinal",
+            *(pl.col("inputs").str.contains(p).alias(f) for f, p in in_requests.items()),
+        )
+        .unpivot(index=["session", "ordinal"], variable_name="feature")
+        .filter(pl.col("value"))
+    )
     uses = [
-        ctx.part("notifications", "session", "ordinal", "method", "direction")
-        .filter((pl.col("method") == "notifications/message") & (pl.col("direction") != "c2s"))
+        ctx.part("notifications", "session", "ordinal", "method", "direction", "modern")
+        .filter(
+            (pl.col("method") == "notifications/message")
+            & (pl.col("direction") != "c2s")
+            & pl.col("modern")
+        )
         .with_columns(feature=pl.lit("Logging (notifications/message)")),
-        # a cheap substring test first: parsing every request's JSON is what costs. Only
-        # 2026 sessions are judged, and the finding is per session: scan only theirs.
+        # a cheap substring test first: parsing every request's JSON is what costs
         ctx.part("requests", "session", "ordinal", "modern", "rare", "message")
         .filter(pl.col("modern") & pl.col("rare"))
         .filter(pl.col("message").str.contains("/logLevel", literal=True))
@@ -461,15 +545,7 @@ def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
             .is_not_null()
         )
         .with_columns(feature=pl.lit(f"Logging ({_META}/logLevel)")),
-        input_required.filter(
-            pl.col("_inputs").str.contains(r'"method":"roots/list"')
-        ).with_columns(feature=pl.lit("Roots (roots/list input request)")),
-        input_required.filter(
-            pl.col("_inputs").str.contains(r'"method":"sampling/createMessage"')
-        ).with_columns(feature=pl.lit("Sampling (sampling/createMessage input request)")),
-        input_required.filter(
-            pl.col("_inputs").str.contains(r'"includeContext":"(thisServer|allServers)"')
-        ).with_columns(feature=pl.lit('sampling includeContext "thisServer"/"allServers"')),
+        input_required,
     ]
     rows = (
         pl.concat([u.select("session", "ordinal", "feature") for u in uses])

@@ -21,6 +21,7 @@ from datetime import timedelta
 
 import polars as pl
 
+from mcptrace.calls import key_hash
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule
 from mcptrace.linter.rules.stdio import first_cuts
@@ -73,8 +74,10 @@ def _compact_progress(progress: pl.DataFrame) -> pl.Series:
     return tails.join(verdicts, on="_tail", how="left", maintain_order="left")["_quick"]
 
 
-def _token_requests(ctx: LintContext) -> pl.DataFrame:
-    """Requests carrying `_meta.progressToken`, with their first response (if any)."""
+def token_requests(ctx: LintContext) -> pl.DataFrame:
+    """Requests carrying `_meta.progressToken`, with their first response (if any): session,
+    request_direction (as text), token, request_ordinal, task, response_ordinal and
+    response_ts. The CN family reads them too."""
     return ctx.memo("progress.token_requests", _build_token_requests)
 
 
@@ -92,32 +95,31 @@ def _build_token_requests(ctx: LintContext) -> pl.DataFrame:
             task=pl.col("message").str.json_path_match("$.params.task").is_not_null(),
         )
     )
-    requests = (
-        requests.select(
-            "session",
-            pl.col("direction").cast(pl.String).alias("request_direction"),
-            token="progress_token",
-            request_ordinal="ordinal",
-        )
-        .join(tasks, on="request_ordinal", how="left", maintain_order="left")
-        .with_columns(pl.col("task").fill_null(False))
+    requests = requests.select(
+        "session",
+        pl.col("direction").cast(pl.String).alias("request_direction"),
+        token="progress_token",
+        request_ordinal="ordinal",
     )
+    if tasks.is_empty():  # the usual case: no task-augmented request to join
+        requests = requests.with_columns(task=pl.lit(False, pl.Boolean))
+    else:
+        requests = requests.join(
+            tasks, on="request_ordinal", how="left", maintain_order="left"
+        ).with_columns(pl.col("task").fill_null(False))
+    # where the response is (its source and line), which PG005 alone reads, it looks up
+    # for its few rows
     return ctx.call_lookup(
-        requests,
-        "request_ordinal",
-        response_ordinal="response_ordinal",
-        response_ts="response_ts",
-        response_source="response_source",
-        response_line="response_line",
+        requests, "request_ordinal", response_ordinal="response_ordinal", response_ts="response_ts"
     )
 
 
-def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
+def attributed_progress(ctx: LintContext) -> pl.DataFrame:
     """Every readable `notifications/progress` with the request its token belongs to.
 
     Columns of the notification (session, direction, ordinal, line, ts, token, modern,
     message; not its source, which PG005 alone reads, of a few rows) plus those of
-    :func:`_token_requests` (null when no earlier request of the peer carried the token)
+    :func:`token_requests` (null when no earlier request of the peer carried the token)
     and ``ambiguous`` (unordered session where several requests used the token).
     """
     return ctx.memo("progress.attributed", _build_attributed_progress)
@@ -125,7 +127,7 @@ def _attributed_progress(ctx: LintContext) -> pl.DataFrame:
 
 def _build_attributed_progress(ctx: LintContext) -> pl.DataFrame:
     progress = ctx.keyed_notifications(_PROGRESS, "progress_token", "token", "message")
-    requests = _token_requests(ctx)
+    requests = token_requests(ctx)
     unordered = ctx.unordered_sessions.implode()
     if not ctx.unordered_sessions.is_empty():
         requests = requests.with_columns(
@@ -279,10 +281,12 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     unordered = ctx.unordered_sessions.implode()
     key = ["session", "request_direction", "token"]
     requests = (
-        _token_requests(ctx)
+        token_requests(ctx)
         # the lifetime spans both directions: it needs a common order, and a known sender
         .filter((pl.col("request_direction") != "unknown") & ~pl.col("session").is_in(unordered))
-        # a token no other request of the sender used cannot be in use already
+        # a token no other request of the sender used cannot be in use already: the
+        # key's hash (one number) finds the candidates, the key itself decides
+        .filter(key_hash(*key).is_duplicated())
         .filter(pl.struct(key).is_duplicated())
     )
     if requests.is_empty():  # the usual case: no sender used a token twice
@@ -353,7 +357,7 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
     request" — basic/patterns/progress.mdx#behavior-requirements (2026-07-28;
     basic/utilities/progress.mdx#behavior-requirements in earlier revisions).
     """
-    progress = _attributed_progress(ctx)
+    progress = attributed_progress(ctx)
     # client-to-server progress in 2026-07-28 is a wrong direction: the MD family's finding
     unknown = progress.filter(
         pl.col("request_ordinal").is_null() & ~(pl.col("modern") & (pl.col("direction") == "c2s"))
@@ -429,19 +433,21 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
     basic/utilities/progress.mdx#progress-flow in earlier revisions).
     """
     progress = (
-        _attributed_progress(ctx)
+        attributed_progress(ctx)
         .filter(pl.col("request_ordinal").is_not_null() & ~pl.col("ambiguous"))
         .select("ordinal", "request_ordinal", "token", "message")
     )
     progress = progress.with_columns(_quick=_compact_progress(progress))
-    text = pl.coalesce(
-        "_quick",
-        computed_where(
-            progress,
-            pl.col("_quick").is_null(),
-            _parsed=pl.col("message").str.json_path_match("$.params.progress"),
-        )["_parsed"],
-    )
+    text = pl.col("_quick")
+    if progress["_quick"].has_nulls():  # texts not in the compact form (usually none)
+        text = pl.coalesce(
+            text,
+            computed_where(
+                progress,
+                text.is_null(),
+                _parsed=pl.col("message").str.json_path_match("$.params.progress"),
+            )["_parsed"],
+        )
     # each notification against the previous one of its request, in capture order:
     # sorted by request then ordinal, the previous row is that one when it has the
     # same request. (The previous row is gathered by position: a plain `shift` here
@@ -516,7 +522,7 @@ def progress_after_completion(ctx: LintContext) -> pl.DataFrame:
     basic/patterns/progress.mdx#implementation-notes (2026-07-28;
     basic/utilities/progress.mdx#implementation-notes in earlier revisions).
     """
-    progress = _attributed_progress(ctx)
+    progress = attributed_progress(ctx)
     close = ((pl.col("ts") - pl.col("response_ts")) <= _RACE).fill_null(False)
     late = progress.filter(
         (pl.col("response_ordinal") < pl.col("ordinal"))
@@ -524,12 +530,19 @@ def progress_after_completion(ctx: LintContext) -> pl.DataFrame:
         & ~pl.col("task")
         & ~close
     )
-    # the source of these few rows only: that of every progress notification is a column
-    # of text filtered from every message's
+    if late.is_empty():
+        return findings(late, "")
+    # the sources (and the response's line) of these few rows only: that of every
+    # progress notification is a column of text filtered from every message's
     same_line = (pl.col("response_source") == pl.col("source")) & (
         pl.col("response_line") == pl.col("line")
     )
-    late = ctx.lookup(late, "ordinal", source="source").filter(~same_line)
+    late = ctx.call_lookup(
+        ctx.lookup(late, "ordinal", source="source"),
+        "request_ordinal",
+        response_source="response_source",
+        response_line="response_line",
+    ).filter(~same_line)
     return findings(
         late,
         pl.format(

@@ -11,10 +11,11 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.calls import key_hash
-from mcptrace.linter.context import ENVELOPE, LintContext, computed_where, json_paths
+from mcptrace.linter.context import LintContext, computed_where, json_paths, settle
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, line_of, rule, since
 from mcptrace.linter.rules.lifecycle import ordered
+from mcptrace.linter.rules.tools import tool_lists
 from mcptrace.protocol import (
     CACHEABLE_METHODS,
     CLIENT_CAPABILITIES_KEY,
@@ -362,6 +363,8 @@ def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
         .then(pl.format('input request "{}" has method {}', "_key", "_m"))
     )
     bad = entries.with_columns(_p=problem).filter(pl.col("_p").is_not_null())
+    if bad.is_empty():  # the usual case: no text is grouped, nor the rows joined
+        return findings(bad, "")
     per_text = bad.group_by("ordinal", maintain_order=True).agg(pl.col("_p").str.join("; "))
     per_text = per_text.join(texts.with_columns(pl.col("ordinal").cast(pl.Int64)), on="ordinal")
     per_msg = rows.join(per_text.drop("ordinal"), on="_ir", maintain_order="left")
@@ -789,15 +792,16 @@ def mrtr_unsolicited_request_state(ctx: LintContext) -> pl.DataFrame:
 
 
 def _cache_hints(ctx: LintContext) -> pl.DataFrame:
-    """The modern results RS009 and RS010 read: cacheable complete results
-    (``_cacheable``) and those whose text has `"ttlMs"` (``_has_ttl``), with ``_ttl`` and
-    ``_scope``, the JSON text of their `result.ttlMs` and `result.cacheScope`."""
+    """The modern results RS009, RS010 and RS015 read: cacheable complete results
+    (``_cacheable``) and those whose text has `"ttlMs"`, with ``_ttl`` and ``_scope``,
+    the JSON text of their `result.ttlMs` and `result.cacheScope`."""
     return ctx.memo("results.cache_hints", _build_cache_hints)
 
 
 def _build_cache_hints(ctx: LintContext) -> pl.DataFrame:
     # `"ttlMs"` is a rare marker (see LintContext.part): only the rows with a rare
-    # marker or a cacheable result can be kept, and only the former's texts are searched
+    # marker or a cacheable result can be kept, and a cacheable one is kept whatever its
+    # text: only the texts of the others are searched
     rows = (
         _modern_results(ctx)
         .with_columns(
@@ -806,18 +810,13 @@ def _build_cache_hints(ctx: LintContext) -> pl.DataFrame:
         )
         .filter(pl.col("rare") | pl.col("_cacheable"))
     )
-    has_ttl = computed_where(
-        rows.select("rare", "message"),
-        pl.col("rare"),
-        _has_ttl=pl.col("message").str.contains('"ttlMs"', literal=True),
-    )["_has_ttl"].fill_null(False)
-    rows = (
-        rows.with_columns(_has_ttl=has_ttl)
-        .filter(pl.col("_has_ttl") | pl.col("_cacheable"))
-        .select(pl.exclude("_cacheable"), "_cacheable")
+    keep = settle(
+        rows.select("_cacheable", "message"),
+        pl.col("_cacheable"),
+        pl.col("_cacheable") | pl.col("message").str.contains('"ttlMs"', literal=True),
     )
     # a list result is sent again and again: parse each distinct body once
-    return json_paths(rows, _ttl="$.result.ttlMs", _scope="$.result.cacheScope")
+    return json_paths(rows.filter(keep), _ttl="$.result.ttlMs", _scope="$.result.cacheScope")
 
 
 @rule(
@@ -920,8 +919,10 @@ def negative_ttl(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2026-07-28/server/utilities/caching.mdx#time-to-live-ttl-field
     (2026-07-28). Schema: `CacheableResult.ttlMs` (minimum 0).
     """
-    rows = _cache_hints(ctx).filter(pl.col("_has_ttl"))
-    bad = rows.filter(pl.col("_ttl").cast(pl.Float64, strict=False) < 0)
+    # the negative values first, then the text: only a result whose text spells the key
+    # out is judged, and _cache_hints keeps a cacheable one without searching its text
+    rows = _cache_hints(ctx).filter(pl.col("_ttl").cast(pl.Float64, strict=False) < 0)
+    bad = rows.filter(pl.col("message").str.contains('"ttlMs"', literal=True))
     return findings(bad, pl.format("ttlMs is {}; it must be 0 or more", "_ttl"))
 
 
@@ -1163,9 +1164,13 @@ def mrtr_input_responses_incomplete(ctx: LintContext) -> pl.DataFrame:
             continue
         lacking = sorted(wanted - (_object_keys(given) or frozenset()))
         missing.append('", "'.join(lacking) if lacking else None)
-    verdicts = pairs.with_columns(_missing=pl.Series(missing, dtype=pl.String))
-    bad = retries.join(verdicts, on=["ir_inputs", "_inputs"], how="left", nulls_equal=True).filter(
+    verdicts = pairs.with_columns(_missing=pl.Series(missing, dtype=pl.String)).filter(
         pl.col("_missing").is_not_null()
+    )
+    if verdicts.is_empty():  # the usual case: the retries are not joined with the pairs
+        return findings(verdicts, "")
+    bad = retries.join(
+        verdicts, on=["ir_inputs", "_inputs"], nulls_equal=True, maintain_order="left"
     )
     return findings(
         bad,
@@ -1243,13 +1248,11 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
     )
     if issued.is_empty():
         return findings(issued.rename({"ir_ordinal": "ordinal"}), "")
-    states = issued.select("session", "ir_state").unique()
-    sent = _sent_states(ctx).join(
-        states, left_on=["session", "state"], right_on=["session", "ir_state"], how="semi"
+    candidates = (
+        _sent_states(ctx)
+        .join(issued, left_on=["session", "state"], right_on=["session", "ir_state"])
+        .filter(pl.col("ir_ordinal") < pl.col("ordinal"))
     )
-    candidates = sent.join(
-        issued, left_on=["session", "state"], right_on=["session", "ir_state"]
-    ).filter(pl.col("ir_ordinal") < pl.col("ordinal"))
     own = (pl.col("ir_method") == pl.col("method")) & (pl.col("_tkey_right") == pl.col("_tkey"))
     bad = (
         candidates.filter(~own.any().over("ordinal"))
@@ -1462,32 +1465,24 @@ def tool_name_format(ctx: LintContext) -> pl.DataFrame:
     and docs/specification/2026-07-28/server/tools.mdx#tool-names (the same words in both;
     earlier revisions set no rules for tool names).
     """
-    # the method alone picks the rows first: a test over a frame holding the answered
-    # request's columns costs more (they are cut into other chunks than the part's own)
-    listing = ctx.part("responses", "request_method").select(
-        pl.col("request_method") == "tools/list"
+    # a server sends the same list again and again: the results of one list (see
+    # tool_lists, which the TL rules read too) have one tools array, read from one of
+    # them (the text without the envelope, as json_paths has it) and judged once
+    lists = tool_lists(ctx)
+    if lists.is_empty():
+        return findings(lists, "")
+    distinct = json_paths(
+        lists.filter(pl.col("ordinal") == pl.col("list")).select("list", "message"),
+        _tools="$.result.tools",
     )
-    rows = (
-        ctx.part("responses", "ordinal", "kind", "request_method", "parse_error", "message")
-        .filter(listing.to_series())
-        .filter(pl.col("kind") == "response", pl.col("parse_error").is_null())
-    )
-    if rows.is_empty():
-        return findings(rows, "")
-    # a server sends the same list again and again: each distinct body (the text without
-    # the envelope, as json_paths has it) is parsed once and each distinct tools array
-    # judged once; the rows are matched to the few bodies at fault only
-    bodies = rows.select(_body=pl.col("message").str.replace(ENVELOPE, "{"))["_body"]
-    distinct = bodies.unique().to_frame()
-    distinct = distinct.with_columns(_tools=pl.col("_body").str.json_path_match("$.result.tools"))
     texts = distinct.filter(pl.col("_tools").str.starts_with("["))["_tools"].unique()
     verdicts = pl.DataFrame(
         [texts, pl.Series("_problem", [_tool_name_problems(t) for t in texts], dtype=pl.String)]
     ).filter(pl.col("_problem").is_not_null())
     if verdicts.is_empty():
-        return findings(rows.clear(), "")
-    at_fault = distinct.join(verdicts, on="_tools").select("_body", "_problem")
-    bad = rows.with_columns(bodies).join(at_fault, on="_body", maintain_order="left")
+        return findings(lists.clear(), "")
+    at_fault = distinct.join(verdicts, on="_tools").select("list", "_problem")
+    bad = lists.join(at_fault, on="list", maintain_order="left")
     return findings(
         bad, pl.format("tools/list result breaks the tool naming rules: {}", "_problem")
     )

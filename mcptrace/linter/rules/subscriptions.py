@@ -106,10 +106,24 @@ def _client_requests(ctx: LintContext, sessions: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: the columns :func:`_resolve` adds
+_RESOLVED = {
+    "req_ordinal": pl.Int64,
+    "req_method": pl.String,
+    "closed_at": pl.Int64,
+    "_first_req": pl.Int64,
+    "seen_client": pl.Boolean,
+}
+
+
 def _resolve(ctx: LintContext, frame: pl.DataFrame) -> pl.DataFrame:
     """Attach to each row of ``frame`` (with session, ordinal, sid, sid_str) the latest
     earlier client request of the session with that id, and ``seen_client`` (the session
     showed a client request before the row)."""
+    if frame.is_empty():  # the usual case: nothing names a subscription, no request is read
+        return frame.with_columns(
+            pl.lit(None, dtype).alias(name) for name, dtype in _RESOLVED.items()
+        )
     reqs = _client_requests(ctx, frame)
     first = reqs.group_by("session").agg(_first_req=pl.col("req_ordinal").min())
     return (
@@ -313,7 +327,12 @@ def _listen_stream(ctx: LintContext) -> pl.DataFrame:
 
 
 def _listen_results(ctx: LintContext) -> pl.DataFrame:
-    """Readable results of 2026 sessions that answer a subscriptions/listen request."""
+    """Readable results of 2026 sessions that answer a subscriptions/listen request (SB005
+    and :func:`_listen_stream` read them)."""
+    return ctx.memo("subscriptions.listen_results", _build_listen_results)
+
+
+def _build_listen_results(ctx: LintContext) -> pl.DataFrame:
     # the method alone picks the few rows first: a test over a frame holding the answered
     # request's columns costs more (they are cut into other chunks than the part's own)
     listen = ctx.part("responses", "request_method").select(pl.col("request_method") == _LISTEN)

@@ -402,11 +402,14 @@ def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
     docs/specification/2025-11-25/basic/utilities/tasks.mdx#task-cancellation (2025-11-25).
     """
     statuses = _statuses(ctx).filter(pl.col("status").is_in(_TERMINAL))
+    empty = findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    if statuses.is_empty():  # the usual case: the requests are not searched for cancels
+        return empty
     cancels = ctx.part(
         "requests", "method", "parse_error", "session", "direction", "ordinal", "message"
     ).filter((pl.col("method") == "tasks/cancel") & pl.col("parse_error").is_null())
-    if statuses.is_empty() or cancels.is_empty():
-        return findings(pl.DataFrame(schema={"ordinal": pl.Int64}), "")
+    if cancels.is_empty():
+        return empty
     unordered = ctx.unordered_sessions.implode()
     cancels = (
         cancels.filter(~pl.col("session").is_in(unordered))
@@ -1296,6 +1299,9 @@ def task_poll_interval_ignored(ctx: LintContext) -> pl.DataFrame:
     provided." (#task-polling).
     """
     empty = pl.DataFrame(schema={"ordinal": pl.Int64})
+    statuses = _statuses(ctx).filter(pl.col("what").is_in(list(_POLL_INTERVAL)))
+    if statuses.is_empty():  # the usual case: the requests are not searched for polls
+        return findings(empty, "")
     polls = (
         ctx.part("requests", "method", "parse_error", "modern", "session", "direction", "ordinal")
         .filter(
@@ -1306,8 +1312,7 @@ def task_poll_interval_ignored(ctx: LintContext) -> pl.DataFrame:
         )
         .drop("method", "parse_error", "modern")
     )
-    statuses = _statuses(ctx).filter(pl.col("what").is_in(list(_POLL_INTERVAL)))
-    if polls.is_empty() or statuses.is_empty():
+    if polls.is_empty():
         return findings(empty, "")
     polls = (
         ctx.lookup(polls, "ordinal", ts="ts", message="message")

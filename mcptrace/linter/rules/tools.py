@@ -296,10 +296,12 @@ _DEFINITION_SCHEMA = {
 }
 
 
-def _lists(ctx: LintContext) -> pl.DataFrame:
+def tool_lists(ctx: LintContext) -> pl.DataFrame:
     """Successful `tools/list` results: ordinal, session, request_ordinal, message and
     list: the ordinal of the first result with the same body, which joins stand on
-    (hashing an integer, not the text)."""
+    (hashing an integer, not the text). Results of one ``list`` have the same value at
+    every path under ``$.result``, read with orjson or with ``str.json_path_match`` (RS016
+    reads one result per list)."""
     return ctx.memo("tools.lists", _build_lists)
 
 
@@ -322,9 +324,13 @@ def _build_lists(ctx: LintContext) -> pl.DataFrame:
     # a server sends the same list again and again, under a new id: the text from the
     # `"result":` member on is the same (cheaper to cut than the envelope to replace).
     # An id, a string without raw quotes, cannot hold that key; a text where `result`
-    # comes first merely keeps its id and dedupes less
-    start = pl.col("message").str.find('"result":', literal=True).fill_null(0)
-    body = pl.col("message").str.slice(start)
+    # comes first merely keeps its id and dedupes less. Two valid texts with the same
+    # cut have the same top-level `result` (every `"result":` key is in the cut, at the
+    # same depth in both). The cut is made only within the first 128 bytes: what comes
+    # before it then nests less than serde_json's limit of 128 (json_path_match reads
+    # null past it), so no text of a list fails to parse where another parses
+    start = pl.col("message").str.find('"result":', literal=True)
+    body = pl.col("message").str.slice(pl.when(start < 128).then(start).otherwise(0))
     return rows.with_columns(list=pl.col("ordinal").first().over(body))
 
 
@@ -335,7 +341,7 @@ def _tools(ctx: LintContext) -> pl.DataFrame:
 
 
 def _build_tools(ctx: LintContext) -> pl.DataFrame:
-    bodies = _lists(ctx).select("list", "message").unique("list")
+    bodies = tool_lists(ctx).select("list", "message").unique("list")
     rows = [(key, *tool) for key, body in bodies.iter_rows() for tool in _tools_of(body)]
     return pl.DataFrame(rows, schema=_DEFINITION_SCHEMA, orient="row")
 
@@ -346,7 +352,7 @@ def tool_definitions(ctx: LintContext) -> pl.DataFrame:
     return ctx.memo(
         "tools.definitions",
         lambda ctx: (
-            _lists(ctx)
+            tool_lists(ctx)
             .join(_tools(ctx), on="list")
             .select(
                 "session",
@@ -567,7 +573,7 @@ def tools_order_changed(ctx: LintContext) -> pl.DataFrame:
     requests when the underlying set of tools has not changed)." —
     docs/specification/2026-07-28/server/tools.mdx#capabilities (new in 2026-07-28).
     """
-    lists = _lists(ctx)
+    lists = tool_lists(ctx)
     names = _tools(ctx).sort("position").group_by("list").agg(_names=pl.col("tool"))
     # only lists whose names some other distinct list has in another order can matter
     mixed = names.filter(pl.col("_names").n_unique().over(pl.col("_names").list.sort()) > 1)
@@ -697,7 +703,7 @@ def x_mcp_header_invalid(ctx: LintContext) -> pl.DataFrame:
     """
     tools = _tools(ctx).filter(pl.col("header_problem").is_not_null())
     if tools.is_empty():
-        return findings(_lists(ctx).clear(), "")
+        return findings(tool_lists(ctx).clear(), "")
     by_body: dict[int, list[str]] = {}
     for body, tool, problem in (
         tools.sort("position").select("list", "tool", "header_problem").iter_rows()
@@ -707,7 +713,7 @@ def x_mcp_header_invalid(ctx: LintContext) -> pl.DataFrame:
         {"list": list(by_body), "_problem": [_joined(p) for p in by_body.values()]},
         schema={"list": pl.Int64, "_problem": pl.String},
     )
-    bad = _lists(ctx).join(verdicts, on="list", maintain_order="left")
+    bad = tool_lists(ctx).join(verdicts, on="list", maintain_order="left")
     return findings(
         bad, pl.format("tools/list result has invalid x-mcp-header annotations: {}", "_problem")
     )
@@ -939,7 +945,7 @@ def tool_input_schema_invalid(ctx: LintContext) -> pl.DataFrame:
     """
     tools = _tools(ctx).filter(pl.col("schema_problem").is_not_null())
     if tools.is_empty():
-        return findings(_lists(ctx).clear(), "")
+        return findings(tool_lists(ctx).clear(), "")
     by_body: dict[int, list[str]] = {}
     for body, tool, problem in (
         tools.sort("position").select("list", "tool", "schema_problem").iter_rows()
@@ -949,7 +955,7 @@ def tool_input_schema_invalid(ctx: LintContext) -> pl.DataFrame:
         {"list": list(by_body), "_problem": [_joined(p) for p in by_body.values()]},
         schema={"list": pl.Int64, "_problem": pl.String},
     )
-    bad = _lists(ctx).join(verdicts, on="list", maintain_order="left")
+    bad = tool_lists(ctx).join(verdicts, on="list", maintain_order="left")
     return findings(bad, pl.format("tools/list result has invalid tool schemas: {}", "_problem"))
 
 
