@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
+from bench_load import compile_package
 from generate import VERSION, generate_capture
 from results import publish
 
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="where inputs and report go")
     args = parser.parse_args(argv)
     whole, folder = _inputs(args.out, args.messages, args.files, args.seed)
+    compile_package()
     files = len(list(folder.glob("*.jsonl")))
     times: dict[str, list[float]] = {"one": [], "many": []}
     counts: dict[str, set[int]] = {"one": set(), "many": set()}

@@ -14,7 +14,8 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
     sessions at a time (two shares for the 540 MB capture; see
     ``mcptrace/linter/shares.py``), which is what the command does by default;
 (e) the ``mcptrace lint PATH`` command: wall time of the whole command (interpreter
-    start-up, imports and the text report included); its peak RSS comes from
+    start-up, imports and the text report included; the package's bytecode is written
+    first, as installing it would, so no run compiles a module); its peak RSS comes from
     ``wait4``, which is reliable here because the parent is far smaller than the child.
 
 Each measurement also reports its CPU time (user and system, every thread; for (e) the
@@ -47,7 +48,17 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from bench_load import GIB, MIB, OUT, _capture, _cpu_seconds, _own_peak_rss, _versions, _warm
+from bench_load import (
+    GIB,
+    MIB,
+    OUT,
+    _capture,
+    _cpu_seconds,
+    _own_peak_rss,
+    _versions,
+    _warm,
+    compile_package,
+)
 from results import publish
 
 MODES = ("baseline", "naive", "lint", "shares", "cli")
@@ -384,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     path, stats = _capture(args.messages, args.seed)
     _warm(path)
+    compile_package()
     load_before = os.getloadavg()
     runs: dict[str, list[Run]] = {m: [] for m in (*MODES, "families")}
     failures: dict[str, str] = {}

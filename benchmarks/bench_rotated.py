@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
-from bench_load import MIB, _capture, _warm
+from bench_load import MIB, _capture, _warm, compile_package
 from generate import generate_capture
 from results import publish
 
@@ -131,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             generate_capture(capture, messages=args.messages, seed=args.seed)
     folder = _rotated(capture, args.out, args.files)
     _warm(capture)
+    compile_package()
     shared = ["--partitions", str(args.partitions)] if args.partitions else []
     runs = {
         "one": (capture, []),

@@ -384,12 +384,24 @@ class LintContext:
     @once_property
     def calls(self) -> pl.DataFrame:
         """The calls table with ``revision`` replaced by the judged revision."""
-        calls = self.trace.calls.with_columns(session=self.session_code()).with_columns(
-            revision=self._revision_of_session()
-        )
-        # the revision comes out as one chunk: a table of several (call records appended,
-        # a window's filter) is cut alike again, as messages is
-        return calls if _aligned(calls) else _realigned(calls, "session")
+        loaded = self.trace.calls
+        at = None
+        if self._dense and self.trace.call_records.is_empty():
+            # every call was paired from these messages: its session is that of its
+            # request (of its response, for an orphan), whose code is gathered by
+            # position rather than found again from a name on every call. A window's
+            # calls may name a request it left out (one without time): then by name
+            at = self.positions(
+                loaded.select(pl.coalesce("request_ordinal", "response_ordinal")).to_series()
+            )
+        if at is not None and not at.has_nulls():
+            code = self.messages["session"].gather(at)
+        else:
+            code = loaded.select(self.session_code()).to_series()
+        calls = loaded.with_columns(code).with_columns(revision=self._revision_of_session())
+        # the revision (and a gathered session) comes out as one chunk: a table of several
+        # (call records appended, a window's filter) is cut alike again, as messages is
+        return calls if _aligned(calls) else _realigned(calls, "request_ordinal")
 
     @once_property
     def sessions(self) -> pl.DataFrame:
@@ -555,8 +567,11 @@ class LintContext:
             "request_ordinal",
             "message",
         )
+        # each text parsed, not each distinct body (json_paths): the requests a server
+        # asks for are the call's own, so the bodies are mostly distinct, and finding
+        # them (a unique and a join of the texts) cost more than it saved
         return (
             self.part("responses", *columns)
             .filter((pl.col("result_type") == "input_required") & pl.col("parse_error").is_null())
-            .pipe(json_paths, inputs="$.result.inputRequests")
+            .with_columns(inputs=pl.col("message").str.json_path_match("$.result.inputRequests"))
         )

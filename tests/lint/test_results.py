@@ -11,6 +11,7 @@ import pytest
 
 import mcptrace
 from mcptrace.linter import lint
+from mcptrace.linter.context import LintContext
 from mcptrace.linter.rules import results
 
 CASES = Path(__file__).parent / "cases"
@@ -67,3 +68,48 @@ def test_retry_found_past_another_group_sharing_its_number(
     monkeypatch.setattr(results, "key_hash", lambda *columns: pl.lit(0, pl.UInt64))
     found = lint(mcptrace.load(path), select=["RS006"], revision="2026-07-28")
     assert found["line"].to_list() == [4]
+
+
+def test_retry_answers_read_as_their_texts_say(tmp_path: Path) -> None:
+    # the retries' inputResponses are parsed once per text with the requestStates blanked:
+    # answers that hold a requestState of their own (the same blanked text twice) are read
+    # from each retry's own text
+    meta = (
+        '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}'
+    )
+    ask = (
+        '"inputRequests":{"ok":{"method":"elicitation/create","params":{"mode":"form",'
+        '"message":"Go?","requestedSchema":{"type":"object","properties":{}}}}}'
+    )
+
+    def call(id_: int, extra: str = "") -> str:
+        return (
+            f'{{"jsonrpc":"2.0","id":{id_},"method":"tools/call",'
+            f'"params":{{"name":"book",{extra}{meta}}}}}'
+        )
+
+    def asked(id_: int, state: str) -> str:
+        return (
+            f'{{"jsonrpc":"2.0","id":{id_},"result":{{"resultType":"input_required",'
+            f'{ask},"requestState":"{state}"}}}}'
+        )
+
+    def answer(id_: int, said: str, state: str) -> str:
+        return call(
+            id_,
+            f'"inputResponses":{{"ok":{{"action":"accept","content":{{"requestState":"{said}"}}}}}},'
+            f'"requestState":"{state}",',
+        )
+
+    lines = [call(1), asked(1, "s1"), answer(2, "x", "s1")]
+    lines += [call(3), asked(3, "s2"), answer(4, "y", "s2"), answer(5, "z", "s3")]
+    path = tmp_path / "case.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    ctx = LintContext(mcptrace.load(path, format="stdio"), revision_override="2026-07-28")
+    retries = results.mrtr_retries(ctx)
+    assert retries["_inputs"].to_list() == [
+        '{"ok":{"action":"accept","content":{"requestState":"x"}}}',
+        '{"ok":{"action":"accept","content":{"requestState":"y"}}}',
+    ]
+    assert retries["state"].to_list() == ["s1", "s2"]

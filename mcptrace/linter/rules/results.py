@@ -388,12 +388,63 @@ def _input_required_calls(ctx: LintContext) -> pl.DataFrame:
     return ctx.memo("results.input_required_calls", _build_input_required_calls)
 
 
+#: a `requestState` member whose value is a string without escapes (the quote after the
+#: name closes a key: a match ends with the member's whole value, the string it blanks)
+_PLAIN_STATE = r'"requestState":"[^"\\]*"'
+
+#: a JSON-RPC id as `context.ENVELOPE` reads it: an integer, or a string without escapes
+_PLAIN_ID = r'^(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")$'
+
+
+def _ir_request_states(ctx: LintContext, rows: pl.DataFrame) -> pl.Series:
+    """``result.requestState`` (as :func:`path` reads it) of the ``input_required`` results
+    ``rows`` (with ordinal, message and ``inputs``), parsed only where the text's start
+    cannot tell it.
+
+    Each `requestState` is distinct, so no parse is shared; but the compact results most
+    captures hold spell out the members before it: `{"jsonrpc":"2.0","id":ID,"result":{`
+    (ID an integer or a string without escapes), `"resultType":"input_required",
+    "inputRequests":` and the value already read (``inputs``: a JSON value ends where its
+    text does; and its reader read the whole text, so it is not nested too deep for
+    :func:`path`). A text that starts so and goes on `,"requestState":"X"` has that
+    member in `result`, and X is its value when the rest of the text has no escape (so
+    X has none and no key is spelled otherwise) nor `"requestState"` or `"result"` (a
+    second member, or a second `result`, would win).
+    """
+    text = pl.col("message")
+    head = pl.concat_str(
+        pl.lit('{"jsonrpc":"2.0","id":'),
+        pl.when(pl.col("id").str.contains(_PLAIN_ID)).then("id"),
+        pl.lit(',"result":{"resultType":"input_required","inputRequests":'),
+        pl.col("inputs"),
+        pl.lit(',"requestState":"'),
+    )
+    # three queries: in one, the head and the rest would be built once per use each
+    told = (
+        ctx.lookup(rows.select("ordinal", "message", "inputs"), "ordinal", id="id")
+        .select("message", _head=head)
+        .select(
+            "message",
+            _rest=pl.when(text.str.starts_with(pl.col("_head"))).then(
+                text.str.slice(pl.col("_head").str.len_chars())
+            ),
+        )
+        .select(
+            "message",
+            _told=pl.when(~pl.col("_rest").str.contains(r'\\|"re(?:questState|sult)"')).then(
+                pl.col("_rest").str.extract('^([^"]*)"', 1)
+            ),
+        )
+    )
+    parsed = computed_where(told, pl.col("_told").is_null(), _read=path("$.result.requestState"))
+    return parsed.select(pl.coalesce("_told", "_read")).to_series()
+
+
 def _build_input_required_calls(ctx: LintContext) -> pl.DataFrame:
+    # `inputs` (result.inputRequests) is parsed there already, once per distinct body
+    rows = _modern_input_required(ctx).filter(pl.col("request_method").is_in(_MRTR))
     return (
-        # `inputs` (result.inputRequests) is parsed there already, once per distinct body
-        _modern_input_required(ctx)
-        .filter(pl.col("request_method").is_in(_MRTR))
-        .with_columns(ir_state=path("$.result.requestState"), ir_inputs="inputs")
+        rows.with_columns(ir_state=_ir_request_states(ctx, rows), ir_inputs="inputs")
         # the answered request (always a message: its method is known)
         .pipe(
             ctx.lookup,
@@ -468,12 +519,27 @@ def _find_mrtr_retries(ctx: LintContext) -> pl.DataFrame:
         maintain_order="left",
     )
     escaped = pl.col("_spelled").is_null() & pl.col("message").str.contains("\\", literal=True)
+    # a client sends the same answers again and again, each time with another
+    # requestState: with the states blanked (`"requestState":""`), each distinct text is
+    # parsed once for the inputResponses. Blanking changes no other value: an answer it
+    # changed holds `"requestState"` and is read from the text itself
+    blanked = json_paths(
+        retries.select(pl.col("message").str.replace_all(_PLAIN_STATE, '"requestState":""')),
+        _blank="$.params.inputResponses",
+    )["_blank"]
+    changed = pl.col("_blank").str.contains('"requestState"', literal=True).fill_null(False)
     return (
-        computed_where(retries, escaped, _escaped=path("$.params.requestState"))
-        .with_columns(
-            state=pl.coalesce("state", "_escaped"), _inputs=path("$.params.inputResponses")
+        computed_where(
+            retries.with_columns(blanked),
+            escaped | changed,
+            _escaped=path("$.params.requestState"),
+            _read=path("$.params.inputResponses"),
         )
-        .drop("_spelled", "_escaped")
+        .with_columns(
+            state=pl.coalesce("state", "_escaped"),
+            _inputs=pl.when(changed).then("_read").otherwise("_blank"),
+        )
+        .drop("_spelled", "_escaped", "_blank", "_read")
         .filter(pl.col("state").is_not_null() | pl.col("_inputs").is_not_null())
         .with_columns(is_match=pl.col("state").eq_missing(pl.col("ir_state")))
         .with_columns(n=pl.len().over("ordinal"), n_match=pl.col("is_match").sum().over("ordinal"))
