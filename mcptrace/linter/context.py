@@ -62,8 +62,11 @@ RARE_MARKERS = (
     r"|/(?:logLevel|subscriptionId)"
 )
 
+#: an id as :data:`ENVELOPE` reads it: an integer, or a string without escapes
+PLAIN_ID = r'(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")'
+
 #: the start of a compact message up to its id: `{"jsonrpc":"2.0","id":ID,`
-ENVELOPE = r'^\{"jsonrpc":"2\.0","id":(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*"),'
+ENVELOPE = rf'^\{{"jsonrpc":"2\.0","id":{PLAIN_ID},'
 
 
 def json_paths(frame: pl.DataFrame, /, text: str = "message", **paths: str) -> pl.DataFrame:
@@ -246,15 +249,22 @@ class LintContext:
             names, pl.int_range(names.len(), dtype=pl.UInt32, eager=True), default=None
         )
 
-    def of_session(self, frame: pl.DataFrame, column: str) -> pl.Expr:
+    def of_session(
+        self, frame: pl.DataFrame, column: str, *, missing: object | None = None
+    ) -> pl.Expr:
         """``column`` of ``frame`` (at most one row per session code) for the session whose
-        code is in column ``session`` (null for sessions ``frame`` lacks): a gather by
-        code, which over a frame of every message costs less than a join on session. The
-        column it makes is one chunk (see :attr:`messages`)."""
+        code is in column ``session`` (null for sessions ``frame`` lacks, or ``missing``
+        when given, which also stands for a null ``column``): a gather by code, which over
+        a frame of every message costs less than a join on session. The column it makes
+        is one chunk (see :attr:`messages`)."""
         known = frame.filter(pl.col("session").is_not_null())
         by_code = pl.repeat(
             None, self.session_names.len(), dtype=frame[column].dtype, eager=True
         ).scatter(known["session"], known[column])
+        if missing is not None:
+            # a stand-in value where a comparison wants a number: a gather from numbers
+            # without nulls costs a fraction of one with them
+            by_code = by_code.fill_null(missing)
         code = pl.col("session")
         if not by_code.has_nulls() or not by_code.dtype.is_numeric():
             return pl.lit(by_code).gather(code)

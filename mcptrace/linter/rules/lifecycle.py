@@ -39,16 +39,6 @@ def ordered(ctx: LintContext) -> pl.Expr:
 _NEVER = 2**62
 
 
-def _of_every_session(ctx: LintContext, frame: pl.DataFrame, column: str, missing: int) -> pl.Expr:
-    """As :meth:`LintContext.of_session`, with ``missing`` (not null) for the sessions
-    ``frame`` lacks or where ``column`` is null: a gather over every message of numbers
-    without nulls costs a fraction of one with them."""
-    every = ctx.sessions.select("session").join(
-        frame.select("session", column), on="session", how="left"
-    )
-    return ctx.of_session(every.with_columns(pl.col(column).fill_null(missing)), column)
-
-
 def initialize_calls(ctx: LintContext) -> pl.DataFrame:
     """Every ``initialize`` request with its response: session, request_ordinal,
     response_ordinal (null when unanswered), outcome, proposed and agreed version."""
@@ -158,7 +148,7 @@ def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
     columns = ("session", "ordinal", "direction", "kind", "method", "id", "protocol_version")
     # each row's session's first initialize (a mapping, not a join of every column); no
     # row precedes it in a session without one
-    init_ordinal = _of_every_session(ctx, first_init, "init_ordinal", -1)
+    init_ordinal = ctx.of_session(first_init, "init_ordinal", missing=-1)
     early = (
         ctx.part("protocol", *columns)
         .filter(pl.col("ordinal") < init_ordinal)
@@ -370,8 +360,8 @@ def _build_requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
     shaken = handshake(ctx)
     # after the result and before the notification (no bound without one); a session
     # without a handshake has no such request
-    after = _of_every_session(ctx, shaken, "result_ordinal", _NEVER)
-    before = _of_every_session(ctx, shaken, "initialized_ordinal", _NEVER)
+    after = ctx.of_session(shaken, "result_ordinal", missing=_NEVER)
+    before = ctx.of_session(shaken, "initialized_ordinal", missing=_NEVER)
     return (
         ctx.part("requests", "session", "ordinal", "method", "direction")
         # the typed tests first: the method is compared on the few rows they leave
@@ -455,8 +445,8 @@ def request_before_initialize_result(ctx: LintContext) -> pl.DataFrame:
             (pl.col("direction") == "c2s")
             & ordered(ctx)
             & pl.col("ordinal").is_between(
-                _of_every_session(ctx, bounds, "init_ordinal", _NEVER),
-                _of_every_session(ctx, bounds, "response_ordinal", -1),
+                ctx.of_session(bounds, "init_ordinal", missing=_NEVER),
+                ctx.of_session(bounds, "response_ordinal", missing=-1),
                 closed="none",
             )
         )

@@ -11,7 +11,7 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.calls import key_hash
-from mcptrace.linter.context import LintContext, computed_where, json_paths, settle
+from mcptrace.linter.context import PLAIN_ID, LintContext, computed_where, json_paths, settle
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, line_of, rule, since
 from mcptrace.linter.rules.lifecycle import ordered
@@ -392,9 +392,6 @@ def _input_required_calls(ctx: LintContext) -> pl.DataFrame:
 #: name closes a key: a match ends with the member's whole value, the string it blanks)
 _PLAIN_STATE = r'"requestState":"[^"\\]*"'
 
-#: a JSON-RPC id as `context.ENVELOPE` reads it: an integer, or a string without escapes
-_PLAIN_ID = r'^(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")$'
-
 
 def _ir_request_states(ctx: LintContext, rows: pl.DataFrame) -> pl.Series:
     """``result.requestState`` (as :func:`path` reads it) of the ``input_required`` results
@@ -414,7 +411,7 @@ def _ir_request_states(ctx: LintContext, rows: pl.DataFrame) -> pl.Series:
     text = pl.col("message")
     head = pl.concat_str(
         pl.lit('{"jsonrpc":"2.0","id":'),
-        pl.when(pl.col("id").str.contains(_PLAIN_ID)).then("id"),
+        pl.when(pl.col("id").str.contains(rf"^{PLAIN_ID}$")).then("id"),
         pl.lit(',"result":{"resultType":"input_required","inputRequests":'),
         pl.col("inputs"),
         pl.lit(',"requestState":"'),
