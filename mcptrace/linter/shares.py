@@ -397,15 +397,27 @@ def lint_copy_in_shares(
             readable,
             shares if shares is not None else (lambda lines: shares_for(size, lines)),
             ctx,
+            quick=True,
         )
     )
     if share_plan is None or share_plan.shares < 2:
         return None
-    member = _Member(share_plan, ctx, size)
+
+    def lint_by(share_plan: SharePlan) -> _SharesLint:
+        return _lint_members([_Member(share_plan, ctx, size)], share_plan.shares, options, progress)
+
     try:
-        done = _lint_members([member], share_plan.shares, options, progress)
+        done = lint_by(share_plan)
     except PlanMismatch:
-        return None
+        # a line the quick pass trusted is not whole, or names its session twice: the
+        # exact pass reads such lines as the loader does
+        exact = plan(readable, share_plan.shares, ctx) if share_plan.quick else None
+        if exact is None:
+            return None
+        try:
+            done = lint_by(exact)
+        except PlanMismatch:
+            return None
     return FileLint(
         findings=done.findings,
         messages=done.messages.select("ordinal", "raw"),

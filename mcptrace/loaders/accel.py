@@ -24,7 +24,7 @@ from mcptrace.loaders.rows import read_times
 from mcptrace.schema import MESSAGES, Timestamp
 
 #: the interface of ``_scan`` this module is written for (``SCAN_INTERFACE`` in ``_scan.c``)
-SCAN_INTERFACE = 2
+SCAN_INTERFACE = 3
 
 _scan: ModuleType | None
 try:
@@ -48,14 +48,16 @@ def available() -> bool:
     return _scan is not None and os.environ.get("MCPTRACE_PURE_PYTHON", "") in ("", "0")
 
 
-def sessions(data: bytes | memoryview) -> tuple[bytes, bytes]:
+def sessions(data: bytes | memoryview, quick: bool = False) -> tuple[bytes, bytes]:
     """The scanner's light pass over capture lines (see ``sessions`` in ``_scan.c``): a
     state byte per line (0 no session of its own, 1 its own, 2 unsure) and the 64-bit
-    hash of each own session. Needs the scanner (check :func:`available`)."""
+    hash of each own session. ``quick`` reads the session of a line that looks whole
+    from the members before ``msg`` (see :mod:`mcptrace.loaders.partition` for how a
+    line misread so is caught). Needs the scanner (check :func:`available`)."""
     assert _scan is not None
     states: bytes
     hashes: bytes
-    states, hashes = _scan.sessions(data)
+    states, hashes = _scan.sessions(data, int(quick))
     return states, hashes
 
 

@@ -22,7 +22,11 @@ Two passes over the file:
 The light pass does not validate values: a line it reads a session from that the
 loader then rejects (invalid UTF-8 inside the message, say) would put the plan
 out of step with the rows. :func:`load_share` checks every row against the plan
-and raises :class:`PlanMismatch`; callers then load the file whole.
+and raises :class:`PlanMismatch`; callers then load the file whole. A *quick*
+plan also trusts a line that looks whole (it has its newline and ends in a
+brace) to name its session once, before its message, which it then does not
+follow through (a third of the pass's time); a caller whose quick plan fails
+plans again without that trust before it gives up on shares.
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ class SharePlan:
     shares: int
     #: the file's size and modification time when it was planned
     stamp: tuple[int, int]
+    #: planned by the quick light pass (see the module docstring)
+    quick: bool = False
 
     @property
     def lines(self) -> int:
@@ -123,9 +129,10 @@ def own_session(line: bytes) -> str | None:
 _PLAN_BLOCK = 1 << 20
 
 
-def _line_sessions(path: str, span: Span) -> tuple[np.ndarray, np.ndarray]:
-    """States and own-session hashes of a span's lines, the unsure ones decided. Raises
-    ``ValueError`` when the file ends before the span does (it was cut)."""
+def _line_sessions(path: str, span: Span, quick: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """States and own-session hashes of a span's lines, the unsure ones decided (by the
+    quick light pass: see the module docstring). Raises ``ValueError`` when the file
+    ends before the span does (it was cut)."""
     states: list[bytes] = []
     hashes: list[bytes] = []
     buffer = bytearray(_PLAN_BLOCK)
@@ -150,7 +157,7 @@ def _line_sessions(path: str, span: Span) -> tuple[np.ndarray, np.ndarray]:
                     held = filled  # no newline yet: read on
                     continue
                 with whole[:end] as lines:
-                    block_states, block_hashes = accel.sessions(lines)
+                    block_states, block_hashes = accel.sessions(lines, quick)
                     if _UNSURE in block_states:
                         block_states, block_hashes = _decided(
                             bytes(lines), block_states, block_hashes
@@ -218,17 +225,20 @@ def _deal(session: np.ndarray, shares: int) -> np.ndarray:
     return dealt.to_numpy()
 
 
-def plan(path: str, shares: int | Callable[[int], int], ctx: LoadContext) -> SharePlan | None:
+def plan(
+    path: str, shares: int | Callable[[int], int], ctx: LoadContext, *, quick: bool = False
+) -> SharePlan | None:
     """Deal the sessions of an uncompressed capture file (without a byte order mark)
     into ``shares`` shares (or as many as ``shares(lines)`` says, once the lines are
-    counted); None without the C scanner (the light pass is in C)."""
+    counted), by the ``quick`` light pass or the exact one (see the module docstring);
+    None without the C scanner (the light pass is in C)."""
     if not accel.available():
         return None
     try:
         stamp = _stamp(path)
         spans = boundaries_of_file(path, CHUNK_BYTES)
         with ThreadPoolExecutor(max_workers=max(1, min(workers(), len(spans)))) as pool:
-            parts = list(pool.map(lambda span: _line_sessions(path, span), spans))
+            parts = list(pool.map(lambda span: _line_sessions(path, span, quick), spans))
         if _stamp(path) != stamp:
             return None  # written to while it was read: load it whole, as it is now
     except (OSError, ValueError):  # gone, or cut shorter than its spans
@@ -259,6 +269,7 @@ def plan(path: str, shares: int | Callable[[int], int], ctx: LoadContext) -> Sha
         share=_deal(session, shares),
         shares=shares,
         stamp=stamp,
+        quick=quick,
     )
 
 

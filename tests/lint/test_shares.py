@@ -304,6 +304,34 @@ def test_a_line_the_light_pass_misreads_makes_the_plan_give_up(tmp_path: Path) -
     _same(lint_file(path, shares=2), _whole(path))
 
 
+@needs_scanner
+def test_a_line_the_quick_pass_misreads_is_planned_again_exactly(tmp_path: Path) -> None:
+    """The quick light pass reads a whole-looking line's session from the members before
+    `msg`; the loader keeps the last member of a name ("b"), and a line broken inside
+    `msg` gets the session before it. Loading a share by the quick plan fails; the exact
+    plan reads both lines as the loader does, and the file is still linted in shares."""
+    lines = [
+        b'{"dir":"c2s","session":"a","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
+        b'{"dir":"c2s","session":"a","msg":{"jsonrpc":"2.0","id":2,"method":"ping"},"session":"b"}',
+        b'{"dir":"c2s","session":"b","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
+        b'{"dir":"c2s","session":"c","msg":{"jsonrpc":"2.0","params":{}}',
+    ]
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(b"\n".join(lines * 4) + b"\n")
+    ctx = LoadContext(source=str(path))
+    quick = plan(str(path), 2, ctx, quick=True)
+    exact = plan(str(path), 2, ctx)
+    assert quick is not None and exact is not None and quick.quick and not exact.quick
+    with pytest.raises(PlanMismatch):
+        for share in range(2):
+            load_share(quick, share, ctx)
+    rows = pl.concat([load_share(exact, share, ctx) for share in range(2)])
+    assert rows.height == len(lines) * 4
+    done = lint_in_shares(path, shares=2)
+    assert done is not None and done.shares == 2
+    _same(done.findings, _whole(path))
+
+
 def test_files_that_are_not_plain_captures_are_linted_whole(tmp_path: Path) -> None:
     stdio = Path("sample_traces/stdio").glob("*.jsonl")
     for path in stdio:

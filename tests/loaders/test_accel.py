@@ -671,14 +671,20 @@ def test_selected_lines_give_the_rows_of_those_lines(
 def test_light_session_pass_agrees_with_the_loader(
     docs: list[tuple[dict[str, object], int]], mutations: list[tuple[int, int, bytes]]
 ) -> None:
-    """Where the light pass is sure and the line is valid JSON, it reads the session
-    the loader reads. (On lines orjson rejects it may be wrong: loading a share checks
-    every row and gives up, see test_shares.)"""
+    """Where the light pass, exact or quick, is sure and the line is valid JSON (naming
+    its session once: see test_quick_light_pass_reads_a_whole_line_up_to_its_message),
+    it reads the session the loader reads. (On lines orjson rejects it may be wrong:
+    loading a share checks every row and gives up, see test_shares.)"""
+    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
+    lines = data.split(b"\n")[:-1]
+    for quick in (False, True):
+        _agrees(accel.sessions(data, quick), lines)
+
+
+def _agrees(passed: tuple[bytes, bytes], lines: list[bytes]) -> None:
     from mcptrace.loaders.partition import own_session
 
-    data = _spliced([spell(doc, style) for doc, style in docs], mutations)
-    states, hashes = accel.sessions(data)
-    lines = data.split(b"\n")[:-1]
+    states, hashes = passed
     assert len(states) == len(lines) and len(hashes) == 8 * len(lines)
     for i, line in enumerate(lines):
         try:
@@ -852,6 +858,33 @@ def test_light_pass_skips_long_messages_block_by_block(
     assert int.from_bytes(hashes[:8], sys.byteorder) == accel.session_hash(
         "after" if after else "before"
     )
+
+
+def test_quick_light_pass_reads_a_whole_line_up_to_its_message() -> None:
+    """Once a line that looks whole has given its session, the quick light pass does not
+    follow `msg` through: a session named again after it, or a line broken inside it,
+    is misread (loading a share catches both and plans again exactly, see test_shares).
+    A line without its newline (one still being written) is followed to its end, as
+    every line is by the exact pass."""
+    from mcptrace.loaders.partition import own_session
+
+    twice = b'{"session":"a","msg":{"id":1},"session":"b"}'
+    broken = b'{"session":"a","msg":{"id":{}}'
+    data = twice + b"\n" + broken + b"\n" + broken
+    states, hashes = accel.sessions(data, quick=True)
+    assert list(states) == [1, 1, 2]
+    assert hashes[:8] == hashes[8:16] == accel.session_hash("a").to_bytes(8, sys.byteorder)
+    assert own_session(twice) == "b" and own_session(broken) is None
+    # the exact pass: the last session member; the broken lines left to the Python path
+    exact, exact_hashes = accel.sessions(data)
+    assert list(exact) == [1, 2, 2]
+    assert exact_hashes[:8] == accel.session_hash("b").to_bytes(8, sys.byteorder)
+    # not ending in a brace (cut inside a string, say): followed through
+    states, _ = accel.sessions(b'{"session":"a","msg":{"id":"x\n', quick=True)
+    assert list(states) == [2]
+    # a well-formed line reads alike either way
+    line = b'{"ts":"t","session":"s","msg":{"jsonrpc":"2.0","method":"ping"}}\n'
+    assert accel.sessions(line, quick=True) == accel.sessions(line)
 
 
 _LIGHT_PASS_OF_FILE = """
