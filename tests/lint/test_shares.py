@@ -361,6 +361,24 @@ def test_without_the_scanner_files_are_linted_whole(
 
 
 @needs_scanner
+def test_shares_leave_the_collectors_frozen_objects_as_they_were(injected: Path) -> None:
+    """Objects older than the first share are set aside (frozen) while the collector runs
+    between shares, and given back after; a caller's own frozen objects stay frozen."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    assert lint_in_shares(injected, shares=3) is not None
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert lint_in_shares(injected, shares=3) is not None
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+@needs_scanner
 def test_cli_reports_the_same_with_and_without_shares(injected: Path) -> None:
     runner = CliRunner()
     outputs = []
