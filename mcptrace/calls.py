@@ -25,10 +25,8 @@ _DIRECTION = MESSAGES.schema["direction"]
 _KEY = ["session", "direction", "id"]
 
 
-# Each part selects its columns before filtering rows: a filter moves every column
-# it is given, and the messages table has ~30. The parts are made one chunk per
-# column: the table is then assembled by position, and gathers over many chunks
-# (as a loader may leave them) are slower.
+# The parts are made one chunk per column: the table is then assembled by position,
+# and gathers over many chunks (as a loader may leave them) are slower.
 
 
 def _located(prefix: str) -> dict[str, str]:
@@ -36,51 +34,56 @@ def _located(prefix: str) -> dict[str, str]:
     return {f"{prefix}_{name}": name for name in ("source", "line", "ordinal", "ts")}
 
 
+def _part(messages: pl.DataFrame, rows: pl.Expr, *columns: str, **named: str) -> pl.DataFrame:
+    """The ``rows`` of ``messages`` (a test of each): its ``columns``, and the columns
+    ``named`` as ``name=column``. Only those columns are filtered (the table has ~30),
+    each on its own: a query shares the columns' pieces among the threads for its filter
+    and its rechunk, which costs more CPU time in all (and the sessions' identity is being
+    found on the other thread meanwhile)."""
+    keep = messages.select(rows).to_series()
+    picked = {c: c for c in columns} | named
+    return pl.DataFrame([messages[c].filter(keep).rechunk().alias(n) for n, c in picked.items()])
+
+
 def _requests(messages: pl.DataFrame) -> pl.DataFrame:
-    return (
-        messages.lazy()
-        .filter(pl.col("kind") == "request")
-        .select(
-            "session",
-            "server",
-            "direction",
-            "id",
-            "id_type",
-            "method",
-            "target",
-            "progress_token",
-            **_located("request"),
-        )
-        .collect()
-        .rechunk()
+    return _part(
+        messages,
+        pl.col("kind") == "request",
+        "session",
+        "server",
+        "direction",
+        "id",
+        "id_type",
+        "method",
+        "target",
+        "progress_token",
+        **_located("request"),
     )
 
 
 def _responses(messages: pl.DataFrame) -> pl.DataFrame:
-    return (
-        messages.lazy()
-        .filter(pl.col("kind").is_in(["response", "error"]))
-        .select(
-            "session",
-            "server",
-            # the direction of the request it answers (compared as enums: no strings)
-            pl.when(pl.col("direction") == "c2s")
-            .then(pl.lit("s2c", _DIRECTION))
-            .when(pl.col("direction") == "s2c")
-            .then(pl.lit("c2s", _DIRECTION))
-            .otherwise(pl.col("direction"))
-            .alias("direction"),
-            "id",
-            "id_type",
-            **_located("response"),
-            response_kind="kind",
-            error_code="error_code",
-            error_message="error_message",
-            result_type="result_type",
-            tool_error="tool_error",
-        )
-        .collect()
-        .rechunk()
+    return _part(
+        messages,
+        pl.col("kind").is_in(["response", "error"]),
+        "session",
+        "server",
+        "direction",
+        "id",
+        "id_type",
+        **_located("response"),
+        response_kind="kind",
+        error_code="error_code",
+        error_message="error_message",
+        result_type="result_type",
+        tool_error="tool_error",
+    ).with_columns(
+        # the direction of the request it answers (compared as enums: no strings)
+        pl.when(pl.col("direction") == "c2s")
+        .then(pl.lit("s2c", _DIRECTION))
+        .when(pl.col("direction") == "s2c")
+        .then(pl.lit("c2s", _DIRECTION))
+        .otherwise(pl.col("direction"))
+        .alias("direction"),
     )
 
 
@@ -190,7 +193,8 @@ def _cancel_rows(messages: pl.DataFrame) -> pl.DataFrame:
     """notifications/cancelled naming a request: ``_row``, ``_KEY`` (the id it names),
     ``at`` (its ordinal) and ``cancel_line``."""
     # the few rows with a cancel_id first (a test of validity alone): the method's text
-    # is then compared on those only
+    # is then compared on those only; made one chunk (as the parts are), for the pairing
+    # hashes their keys with the responses', and hashes text in many chunks slower
     return (
         messages.select(
             "session", "direction", "method", id="cancel_id", at="ordinal", cancel_line="line"
@@ -198,6 +202,7 @@ def _cancel_rows(messages: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("id").is_not_null())
         .filter(pl.col("method") == "notifications/cancelled")
         .drop("method")
+        .rechunk()
         .with_row_index("_row")
     )
 
@@ -375,14 +380,13 @@ def build_calls(
     return calls if identity is None else identify_calls(calls, messages, identity)
 
 
-def _one_response_each(req: pl.DataFrame, resp: pl.DataFrame) -> bool:
-    """Whether no two responses matched the same request: no two rows of ``resp`` have
-    the same ``_req`` (a row of ``req``), and the ordinals of ``req`` increase (as in
-    every loaded trace), so no two have the same ``request_ordinal`` either. Counted by
-    marking each matched row of ``req``, not by hashing the ordinals."""
-    matched = resp["_req"].drop_nulls()
-    marked = pl.repeat(0, req.height, dtype=pl.UInt32, eager=True).scatter(matched, 1)
-    if marked.sum() != matched.len():
+def _one_response_each(req: pl.DataFrame, marked: pl.Series, matched: int) -> bool:
+    """Whether no two responses matched the same request: the ``matched`` responses'
+    rows scattered to the rows of ``req`` they matched (``marked``) fill as many rows as
+    there are responses, and the ordinals of ``req`` increase (as in every loaded trace),
+    so no two have the same ``request_ordinal`` either. Counted by marking each matched
+    row of ``req``, not by hashing the ordinals."""
+    if req.height - marked.null_count() != matched:
         return False
     ordinals = req["request_ordinal"]
     return ordinals.null_count() == 0 and bool((ordinals.diff().drop_nulls() > 0).all())
@@ -401,9 +405,9 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
     cancels = _cancel_rows(messages)
     # The table is assembled by position, not by joining wide frames: each response
     # gets the ordinal of the request it matches, the first response of a request
-    # answers it (its columns are gathered into the request's row), and the others
-    # are orphans (duplicates when they matched a request). A cancel matches the latest
-    # earlier request of its sender with the id it names, in every session.
+    # answers it (its columns go to the request's row), and the others are orphans
+    # (duplicates when they matched a request). A cancel matches the latest earlier
+    # request of its sender with the id it names, in every session.
     if unordered:
         pairs = pl.concat(
             [
@@ -438,8 +442,13 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
             request_ordinal=_scattered(resp.height, pairs["_row"], pairs["request_ordinal"]),
             _req=_scattered(resp.height, pairs["_row"], pairs["_req"]),
         )
+    # each matched response's row, at the row of its request: where each answer's
+    # columns go when no two responses matched one request (then each answers its own)
+    matched = resp.select("_req", "_row").filter(pl.col("_req").is_not_null())
+    answer_row = _scattered(req.height, matched["_req"], matched["_row"])
+    one_each = _one_response_each(req, answer_row, matched.height)
     # the first response to a request answers it; later ones are duplicates
-    if _one_response_each(req, resp):
+    if one_each:
         first = pl.lit(True)  # the usual case: no hash of the matched ordinals
     elif resp["response_ordinal"].is_sorted():
         first = pl.col("request_ordinal").is_first_distinct()
@@ -455,10 +464,10 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
             resp["_req"].scatter(late["_row"], late["_req"]),
         )
         answer = answer.scatter(late["_row"], True)
-    answers = resp.select("_req", "_row").filter(answer)
-
-    # each answer's columns go to the row of the request it answers
-    answer_row = _scattered(req.height, answers["_req"], answers["_row"])
+    if not one_each:
+        # each answer's columns go to the row of the request it answers
+        answers = resp.select("_req", "_row").filter(answer)
+        answer_row = _scattered(req.height, answers["_req"], answers["_row"])
     response_columns = (
         "response_source",
         "response_line",
@@ -470,11 +479,22 @@ def pair_calls(messages: pl.DataFrame, *, unordered_sessions: Collection[str] = 
         "result_type",
         "tool_error",
     )
+    # A column most responses leave null (an error's code and message, a tool's
+    # isError) is scattered from the few answers that have a value: a gather reads
+    # every row, and costs about twice as much on a column with nulls.
+    sparse = [c for c in response_columns if 2 * resp[c].null_count() > resp.height]
+    # one query: the other columns are gathered side by side
+    gathered = resp.select(
+        pl.col(c for c in response_columns if c not in sparse).gather(answer_row)
+    )
+    answered: dict[str, pl.Series] = {}
+    for column in sparse:
+        given = resp.select("_req", column).filter(answer & resp[column].is_not_null())
+        answered[column] = _scattered(req.height, given["_req"], given[column]).alias(column)
     first_cancels = _first_cancel(cancelled)
     cancel_line = _scattered(req.height, first_cancels["_req"], first_cancels["cancel_line"])
     calls = req.with_columns(
-        # one query: the columns are gathered side by side
-        *resp.select(pl.col(response_columns).gather(answer_row)).iter_columns(),
+        *(answered[c] if c in sparse else gathered[c] for c in response_columns),
         cancel_line=cancel_line,
         cancelled=cancel_line.is_not_null(),
         duplicate=pl.lit(None, pl.Boolean),

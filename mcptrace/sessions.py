@@ -31,6 +31,7 @@ from collections.abc import Collection
 
 import polars as pl
 
+from mcptrace.message_text import json_paths
 from mcptrace.schema import MESSAGES, SESSIONS
 
 _META = "io.modelcontextprotocol"
@@ -46,50 +47,41 @@ _FINGERPRINTS: tuple[tuple[pl.Expr, str], ...] = (
 )
 
 
-def _path(expr: str) -> pl.Expr:
-    return pl.col("message").str.json_path_match(expr)
-
-
-def _json_at(expr: str) -> pl.Expr:
-    """The JSON text at a path (objects come back as JSON text)."""
-    return pl.col("message").str.json_path_match(expr)
-
-
-def _first(expr: pl.Expr, name: str) -> pl.Expr:
-    return expr.drop_nulls().first().alias(name)
-
-
-def _with_text(rows: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
-    """``rows`` (with ``_row``, a position in ``texts``) plus their ``message``."""
-    return rows.with_columns(texts.gather(rows["_row"]).alias("message"))
+def _parsed(rows: pl.DataFrame, texts: pl.Series, **paths: str) -> pl.DataFrame:
+    """``rows`` (with ``_row``, a position in ``texts``) plus one column per JSON path
+    (``name=path``) of their message text. Clients and servers of a capture send the
+    same handshake to every session: each distinct body is parsed once (a parse per
+    path and row cost a third of the identity at 10^6 messages)."""
+    return json_paths(_with_text(rows, texts), **paths).drop("message")
 
 
 def _first_per_session(
-    rows: pl.DataFrame, firsts: pl.DataFrame, texts: pl.Series, *needles: str
+    rows: pl.LazyFrame, firsts: pl.DataFrame, texts: pl.Series, *needles: str
 ) -> pl.DataFrame:
     """The first row per session of ``rows`` (session and ``_row``, a position in
-    ``texts``) whose message text contains every needle: session and message.
-    ``firsts``: the first row per session of ``rows`` (session and ``_row``, in order of
-    first appearance), with its message."""
+    ``texts``) whose message text contains every needle: session and ``_row``.
+    ``firsts``: the first row per session of ``rows`` (session and ``_row``)."""
     has = pl.lit(True)
     for needle in needles:
         has &= pl.col("message").str.contains(needle, literal=True)
     # usually a session's first row already has them: test those first, and scan the
     # text of every row only in the sessions where it does not. The rows carry no text
     # (~0.2 GB for the results and requests of 10^6 messages): only those tested get it
-    hits = firsts.filter(has)
-    misses = firsts.filter(~has.fill_null(False))["session"]
+    tested = _with_text(firsts, texts).with_columns(_has=has)
+    hits = tested.filter(pl.col("_has")).select("session", "_row")
+    misses = tested.filter(~pl.col("_has").fill_null(False))["session"]
     if misses.is_empty():
-        return hits.select("session", "message")
-    rest = _with_text(rows.filter(pl.col("session").is_in(misses.implode())), texts)
-    found = rest.filter(has).filter(pl.col("session").is_first_distinct())
-    return pl.concat([hits.select("session", "message"), found.select("session", "message")])
+        return hits
+    rest = rows.filter(pl.col("session").is_in(misses.implode())).select("session", "_row")
+    found = _with_text(rest.collect(), texts).filter(has)
+    return pl.concat(
+        [hits, found.filter(pl.col("session").is_first_distinct()).select("session", "_row")]
+    )
 
 
-def _firsts(rows: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
-    """The first row per session of ``rows`` (see :func:`_first_per_session`), with its
-    message. (A mask of first rows, not unique(): a hash of the session column alone)"""
-    return _with_text(rows.filter(pl.col("session").is_first_distinct()), texts)
+def _with_text(rows: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
+    """``rows`` (with ``_row``, a position in ``texts``) plus their ``message``."""
+    return rows.with_columns(texts.gather(rows["_row"]).alias("message"))
 
 
 def _telemetry(call_records: pl.DataFrame | None) -> pl.DataFrame:
@@ -169,86 +161,117 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         "message",
     )
     lazy = messages.lazy()
-    init_req_query = (
-        lazy.filter((pl.col("method") == "initialize") & (pl.col("kind") == "request"))
-        .group_by("session", maintain_order=True)
+    texts = messages["message"]
+    request = pl.col("kind") == "request"
+    # the rows that name a revision (initialize requests and results, requests with a
+    # 2026 _meta): a fifth of the messages at 10^6, most of them 2026 requests. One
+    # group-by per session and revision of these rows finds the revisions seen, the
+    # revision most 2026 requests name and the first of those requests. The rows are
+    # kept as positions, not with their text (see _first_per_session)
+    versioned = (
+        lazy.with_row_index("_row")
+        .filter(pl.col("protocol_version").is_not_null())
+        .select(
+            "_row",
+            "session",
+            "protocol_version",
+            "kind",
+            _modern=(request & (pl.col("method") != "initialize")).fill_null(False),
+        )
+        .collect()
+    )
+    by_revision = (
+        versioned.with_columns(_first_modern=pl.when("_modern").then("_row"))
+        .group_by("session", "protocol_version", maintain_order=True)
+        .agg(pl.col("_modern").sum(), pl.col("_first_modern").min())
+    )
+    # each revision of a session once, in order of first appearance
+    seen = by_revision.group_by("session", maintain_order=True).agg(
+        pl.col("protocol_version").alias("revisions_seen")
+    )
+    # per session the revision most of its 2026 requests name (the latest of a tie: the
+    # most frequent, then the greatest, comes last), and the first of those requests
+    meta_revision = (
+        by_revision.filter(pl.col("_modern") > 0)
+        .sort("_modern", "protocol_version")
+        .group_by("session")
         .agg(
-            _first(pl.col("protocol_version"), "requested_revision"),
-            _first(_path("$.params.clientInfo.name"), "init_client_name"),
-            _first(_path("$.params.clientInfo.version"), "init_client_version"),
-            _first(_json_at("$.params.capabilities"), "init_client_caps"),
+            pl.col("protocol_version").last().alias("meta_revision"),
+            pl.col("_first_modern").min().alias("_row"),
         )
     )
-    init_res_query = (
-        lazy.filter((pl.col("kind") == "response") & pl.col("protocol_version").is_not_null())
+    # the agreed revision: the last initialize result's (the responses naming one)
+    init_res = _parsed(
+        versioned.filter(pl.col("kind") == "response")
+        .group_by("session", maintain_order=True)
+        .agg(pl.col("protocol_version").last().alias("agreed_revision"), pl.col("_row").last()),
+        texts,
+        init_server_name="$.result.serverInfo.name",
+        init_server_version="$.result.serverInfo.version",
+        init_server_caps="$.result.capabilities",
+    ).drop("_row")
+    # per session the first of each fact any initialize request states (one without a
+    # revision may still name its client)
+    init_req = (
+        _parsed(
+            lazy.with_row_index("_row")
+            .filter((pl.col("method") == "initialize") & request)
+            .select("session", "protocol_version", "_row")
+            .collect(),
+            texts,
+            init_client_name="$.params.clientInfo.name",
+            init_client_version="$.params.clientInfo.version",
+            init_client_caps="$.params.capabilities",
+        )
         .group_by("session", maintain_order=True)
         .agg(
-            pl.col("protocol_version").last().alias("agreed_revision"),
-            pl.col("message")
-            .last()
-            .str.json_path_match("$.result.serverInfo.name")
-            .alias("init_server_name"),
-            pl.col("message")
-            .last()
-            .str.json_path_match("$.result.serverInfo.version")
-            .alias("init_server_version"),
-            pl.col("message")
-            .last()
-            .str.json_path_match("$.result.capabilities")
-            .alias("init_server_caps"),
+            pl.col("protocol_version").drop_nulls().first().alias("requested_revision"),
+            pl.col("init_client_name", "init_client_version", "init_client_caps")
+            .drop_nulls()
+            .first(),
         )
     )
     # 2026 identity travels on every request and result: parse only the first one per
-    # session that carries it (a cheap substring test finds it), not all of them. The
-    # rows are kept as positions, not with their text (see _first_per_session)
-    texts = messages["message"]
-    modern_req = (
-        lazy.with_row_index("_row")
-        .filter(
-            (pl.col("kind") == "request")
-            & (pl.col("method") != "initialize")
-            & pl.col("protocol_version").is_not_null()
-        )
-        .select("session", "protocol_version", "_row")
-        .collect()
-    )
-    # per session the revision most of these requests name, and the first of them (the
-    # group-by finds it: no second hash of the session column)
-    meta_revision = modern_req.group_by("session", maintain_order=True).agg(
-        pl.col("protocol_version").mode().sort().last().alias("meta_revision"),
-        pl.col("_row").first(),
-    )
-    meta_client = _first_per_session(
-        modern_req,
-        _with_text(meta_revision.select("session", "_row"), texts),
+    # session that carries it (a cheap substring test finds it), not all of them
+    meta_client = _parsed(
+        _first_per_session(
+            versioned.lazy().filter("_modern"),
+            meta_revision.select("session", "_row"),
+            texts,
+            f"{_META}/clientCapabilities",
+            f"{_META}/clientInfo",
+        ),
         texts,
-        f"{_META}/clientCapabilities",
-        f"{_META}/clientInfo",
-    ).select(
-        "session",
-        meta_client_name=_path(f'$.params._meta["{_META}/clientInfo"].name'),
-        meta_client_version=_path(f'$.params._meta["{_META}/clientInfo"].version'),
-        meta_client_caps=_json_at(f'$.params._meta["{_META}/clientCapabilities"]'),
-    )
+        meta_client_name=f'$.params._meta["{_META}/clientInfo"].name',
+        meta_client_version=f'$.params._meta["{_META}/clientInfo"].version',
+        meta_client_caps=f'$.params._meta["{_META}/clientCapabilities"]',
+    ).drop("_row")
     results = (
         lazy.with_row_index("_row")
         .filter(pl.col("result_type").is_not_null())
         .select("session", "_row")
         .collect()
     )
-    first_results = _firsts(results, texts)
-    server_meta = _first_per_session(results, first_results, texts, f"{_META}/serverInfo").select(
+    # (a mask of first rows, not unique(): a hash of the session column alone)
+    first_results = results.filter(pl.col("session").is_first_distinct())
+    server_meta = _parsed(
+        _first_per_session(results.lazy(), first_results, texts, f"{_META}/serverInfo"),
+        texts,
+        meta_server_name=f'$.result._meta["{_META}/serverInfo"].name',
+        meta_server_version=f'$.result._meta["{_META}/serverInfo"].version',
+    ).drop("_row")
+    discover_result = _parsed(
+        _first_per_session(results.lazy(), first_results, texts, "supportedVersions"),
+        texts,
+        disc_server_name="$.result.serverInfo.name",
+        disc_server_version="$.result.serverInfo.version",
+        _versions="$.result.supportedVersions",
+        _caps="$.result.capabilities",
+    ).select(
         "session",
-        meta_server_name=_path(f'$.result._meta["{_META}/serverInfo"].name'),
-        meta_server_version=_path(f'$.result._meta["{_META}/serverInfo"].version'),
-    )
-    discover_result = _first_per_session(results, first_results, texts, "supportedVersions").select(
-        "session",
-        disc_server_name=_path("$.result.serverInfo.name"),
-        disc_server_version=_path("$.result.serverInfo.version"),
-        disc_server_caps=pl.when(_path("$.result.supportedVersions").is_not_null()).then(
-            _json_at("$.result.capabilities")
-        ),
+        "disc_server_name",
+        "disc_server_version",
+        disc_server_caps=pl.when(pl.col("_versions").is_not_null()).then("_caps"),
     )
     discover = server_meta.join(discover_result, on="session", how="full", coalesce=True)
     header_query = (
@@ -285,28 +308,14 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
             & (pl.col("method").filter(client_requests) == "server/discover").all()
         )
     )
-    seen_query = (
-        lazy.filter(pl.col("protocol_version").is_not_null())
-        .select("session", "protocol_version")
-        # each revision of a session once (in order of first appearance) before the
-        # group-by: it then gathers a few rows per session, not every versioned message
-        .unique(maintain_order=True)
-        .group_by("session", maintain_order=True)
-        .agg(pl.col("protocol_version").alias("revisions_seen"))
-    )
     # every session, in order of first appearance (on the column itself: a lazy query's
     # unique cost half as much again)
     found = messages["session"].unique(maintain_order=True).to_frame()
     # the queries over every message run side by side, as one batch
-    queries = [
-        init_req_query,
-        init_res_query,
-        header_query,
-        seen_query,
-    ]
+    queries = [header_query]
     if not with_refusal.is_empty():
         queries.append(refused_query)
-    init_req, init_res, header, seen, *judged = pl.collect_all(queries)
+    header, *judged = pl.collect_all(queries)
     refusals = (
         judged[0]
         if judged
@@ -428,34 +437,6 @@ def build_sessions(
         kind.is_in(["stderr", "log", "transport", "blank"]).sum().cast(pl.Int64).alias("other"),
         truncated.alias("truncated"),
     )
-    call_only = (
-        calls.select("session", "request_source", "server", "request_ts", "response_ts")
-        # sessions without messages: a null session matches none, as in an anti join
-        .filter((~pl.col("session").is_in(base["session"].implode())).fill_null(True))
-        .group_by("session", maintain_order=True)
-        .agg(
-            pl.col("request_source").drop_nulls().first().alias("source"),
-            pl.col("server").drop_nulls().first(),
-            pl.min_horizontal(pl.col("request_ts").min(), pl.col("response_ts").min()).alias(
-                "first_ts"
-            ),
-            pl.max_horizontal(pl.col("request_ts").max(), pl.col("response_ts").max()).alias(
-                "last_ts"
-            ),
-            pl.len().cast(pl.Int64).alias("requests"),
-        )
-        .with_columns(
-            ts_quality=pl.when(pl.col("first_ts").is_null())
-            .then(pl.lit("none"))
-            .otherwise(pl.lit("exact")),
-            messages=pl.lit(0, pl.Int64),
-            truncated=pl.col("source").is_in(list(truncated_sources)),
-        )
-    )
-    if not call_only.is_empty():
-        if source_formats is not None:
-            call_only = call_only.join(source_formats, on="source", how="left")
-        base = pl.concat([base, call_only], how="diagonal_relaxed")
     call_counts = (
         calls.select("session", "outcome")
         .group_by("session")
@@ -469,6 +450,37 @@ def build_sessions(
             (pl.col("outcome") != "orphan").sum().cast(pl.Int64).alias("calls"),
         )
     )
+    # sessions without messages: a null session matches none, as in an anti join
+    without_messages = (~pl.col("session").is_in(base["session"].implode())).fill_null(True)
+    # usually there are none: the calls' sessions (a row each in call_counts) tell,
+    # without a pass over every call
+    if not call_counts.filter(without_messages).is_empty():
+        call_only = (
+            calls.select("session", "request_source", "server", "request_ts", "response_ts")
+            .filter(without_messages)
+            .group_by("session", maintain_order=True)
+            .agg(
+                pl.col("request_source").drop_nulls().first().alias("source"),
+                pl.col("server").drop_nulls().first(),
+                pl.min_horizontal(pl.col("request_ts").min(), pl.col("response_ts").min()).alias(
+                    "first_ts"
+                ),
+                pl.max_horizontal(pl.col("request_ts").max(), pl.col("response_ts").max()).alias(
+                    "last_ts"
+                ),
+                pl.len().cast(pl.Int64).alias("requests"),
+            )
+            .with_columns(
+                ts_quality=pl.when(pl.col("first_ts").is_null())
+                .then(pl.lit("none"))
+                .otherwise(pl.lit("exact")),
+                messages=pl.lit(0, pl.Int64),
+                truncated=pl.col("source").is_in(list(truncated_sources)),
+            )
+        )
+        if source_formats is not None:
+            call_only = call_only.join(source_formats, on="source", how="left")
+        base = pl.concat([base, call_only], how="diagonal_relaxed")
     sessions = (
         base.join(call_counts, on="session", how="left")
         .join(identity.drop("client"), on="session", how="left")

@@ -18,7 +18,7 @@ the rules fast:
   takes a cheap test for the compact JSON most captures hold (a prefix: a search
   through the text costs several times more) before a costly one;
   :func:`computed_where` parses only where a value can be;
-  :func:`json_paths` parses each distinct body once;
+  :func:`~mcptrace.message_text.json_paths` parses each distinct body once;
 * give rows a value of their session (a first ordinal, a bound) with
   :meth:`LintContext.of_session`, a gather by session code, not a join on session;
 * share derived frames between rules with :meth:`LintContext.memo`;
@@ -61,32 +61,6 @@ RARE_MARKERS = (
     r'"(?:ttlMs|cacheScope|completion|extensions|traceparent|tracestate|baggage|task|requestState)"'
     r"|/(?:logLevel|subscriptionId)"
 )
-
-#: an id as :data:`ENVELOPE` reads it: an integer, or a string without escapes
-PLAIN_ID = r'(?:-?(?:0|[1-9][0-9]*)|"[^"\\\x00-\x1f]*")'
-
-#: the start of a compact message up to its id: `{"jsonrpc":"2.0","id":ID,`
-ENVELOPE = rf'^\{{"jsonrpc":"2\.0","id":{PLAIN_ID},'
-
-
-def json_paths(frame: pl.DataFrame, /, text: str = "message", **paths: str) -> pl.DataFrame:
-    """``frame`` plus one column per JSON path (``name=path``) of the JSON in ``text``.
-
-    Servers send the same result (a tool list, an error) to many requests: with the
-    compact envelope (``jsonrpc`` and ``id`` members, which no path here reads) set
-    aside, each distinct body is parsed once. Paths must not read ``$.jsonrpc``/``$.id``.
-    """
-    body = frame.select(pl.col(text).str.replace(ENVELOPE, "{").alias("_body"))["_body"]
-    parsed = (
-        body.unique()
-        .to_frame()
-        .with_columns(**{name: pl.col("_body").str.json_path_match(p) for name, p in paths.items()})
-    )
-    return (
-        frame.with_columns(body)
-        .join(parsed, on="_body", how="left", maintain_order="left")
-        .drop("_body")
-    )
 
 
 def settle(frame: pl.DataFrame, quick: pl.Expr, full: pl.Expr) -> pl.Series:

@@ -21,9 +21,10 @@ from functools import cache
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import LintContext, json_paths
+from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, rule, since
 from mcptrace.linter.rules.lifecycle import ordered
+from mcptrace.message_text import json_paths
 from mcptrace.protocol import CLIENT_CAPABILITIES_KEY, METHODS, has_capability
 
 #: 2026 input requests and the client capability each needs (mrtr.mdx; SPEC_RULES R046).

@@ -24,9 +24,10 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import ENVELOPE, LintContext
+from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, shown, since
 from mcptrace.linter.rules.results import mrtr_retries
+from mcptrace.message_text import ENVELOPE
 from mcptrace.protocol import CLIENT_CAPABILITIES_KEY, has_capability
 
 _SAMPLING = "sampling/createMessage"
@@ -65,6 +66,22 @@ def _types(message: Any) -> list[Any]:
     if not isinstance(message, dict):
         return []
     return [b.get("type") for b in _blocks(message.get("content"))]
+
+
+def _asked(ctx: LintContext) -> pl.DataFrame:
+    """The readable ``elicitation/create`` and ``sampling/createMessage`` requests, whoever
+    sent them: session, ordinal, method, direction and message. CF001, CF004, CF005 and
+    CF006 read them: one test of every request's method serves them all."""
+    return ctx.memo("client.asked", _build_asked)
+
+
+def _build_asked(ctx: LintContext) -> pl.DataFrame:
+    columns = ("session", "ordinal", "method", "direction")
+    return (
+        ctx.part("requests", *columns, "parse_error", "message")
+        .filter(pl.col("method").is_in([_ELICIT, _SAMPLING]), pl.col("parse_error").is_null())
+        .select(*columns, "message")
+    )
 
 
 def _input_required_with(ctx: LintContext, literal: str) -> pl.DataFrame:
@@ -112,8 +129,8 @@ def _sampling_texts(ctx: LintContext) -> pl.DataFrame:
 
 def _build_sampling_texts(ctx: LintContext) -> pl.DataFrame:
     requests = (
-        ctx.part("requests", "ordinal", "method", "parse_error", "message")
-        .filter(pl.col("method") == _SAMPLING, pl.col("parse_error").is_null())
+        _asked(ctx)
+        .filter(pl.col("method") == _SAMPLING)
         .select("ordinal", "message", _kind=pl.lit("request"))
     )
     results = _input_required_with(ctx, _SAMPLING).with_columns(_kind=pl.lit("result"))
@@ -455,6 +472,8 @@ def root_not_file_uri(ctx: LintContext) -> pl.DataFrame:
     start with `file://` for now.").
     """
     legacy = _roots_results(ctx)
+    if legacy.is_empty():  # the usual case: no result to judge nor frames to join
+        return findings(_roots_retries(ctx), pl.col("_said"))
     verdicts = []
     for text in legacy["_text"].unique():
         value = _load(text)
@@ -606,8 +625,8 @@ def elicitation_url_invalid(ctx: LintContext) -> pl.DataFrame:
     Schema: `ElicitRequestURLParams.url` (`"format": "uri"`).
     """
     requests = (
-        ctx.part("requests", "ordinal", "method", "parse_error", "message")
-        .filter(pl.col("method") == _ELICIT, pl.col("parse_error").is_null())
+        _asked(ctx)
+        .filter(pl.col("method") == _ELICIT)
         .select("ordinal", "message", _kind=pl.lit("request"))
     )
     results = _input_required_with(ctx, _ELICIT).with_columns(_kind=pl.lit("result"))
@@ -643,8 +662,8 @@ def _established_ids(ctx: LintContext) -> pl.DataFrame:
     columns = ("session", "ordinal", "direction", "parse_error", "message")
     sent = (pl.col("direction") != "c2s") & pl.col("parse_error").is_null()
     requests = (
-        ctx.part("requests", "method", *columns)
-        .filter(pl.col("method") == _ELICIT, sent)
+        _asked(ctx)
+        .filter(pl.col("method") == _ELICIT, pl.col("direction") != "c2s")
         .select("session", "ordinal", "message", _kind=pl.lit("request"))
     )
     errors = (
@@ -892,13 +911,7 @@ def _legacy_capability_asks(ctx: LintContext) -> pl.DataFrame:
     """ordinal, _text (see :func:`_bodies`) and _caps (the session's client capabilities,
     JSON text) of the server's ``elicitation/create`` and ``sampling/createMessage``
     requests that may need a capability the client did not declare in its initialize."""
-    requests = ctx.part(
-        "requests", "session", "ordinal", "method", "direction", "parse_error", "message"
-    ).filter(
-        pl.col("method").is_in([_ELICIT, _SAMPLING]),
-        pl.col("direction") != "c2s",
-        pl.col("parse_error").is_null(),
-    )
+    requests = _asked(ctx).filter(pl.col("direction") != "c2s")
     empty = pl.DataFrame(schema={"ordinal": pl.Int64, "_text": pl.String, "_caps": pl.String})
     if requests.is_empty():
         return empty
@@ -965,6 +978,8 @@ def _modern_capability_asks(ctx: LintContext) -> pl.DataFrame:
         )
         .filter(pl.col("_hinted") | pl.col("_url"))
     )
+    if rows.is_empty():  # the usual case: no capabilities parsed
+        return empty
     caps_path = f'$.params._meta["{CLIENT_CAPABILITIES_KEY}"]'
     rows = rows.with_columns(_caps=pl.col("_request").str.json_path_match(caps_path))
 
@@ -978,6 +993,10 @@ def _modern_capability_asks(ctx: LintContext) -> pl.DataFrame:
     return _bodies(rows.select("ordinal", "message", "_caps")).select(
         pl.col("ordinal").cast(pl.Int64), "_text", "_caps"
     )
+
+
+#: the columns of :func:`_capability_findings`
+_CAPABILITY_FINDINGS = pl.Schema({"ordinal": pl.Int64, "code": pl.String, "message": pl.String})
 
 
 def _capability_findings(ctx: LintContext) -> pl.DataFrame:
@@ -995,9 +1014,13 @@ def _build_capability_findings(ctx: LintContext) -> pl.DataFrame:
             capabilities[text] = _load(text)
         return capabilities[text]
 
-    legacy = _legacy_capability_asks(ctx).with_columns(_kind=pl.lit("request"))
-    modern = _modern_capability_asks(ctx).with_columns(_kind=pl.lit("result"))
-    rows = pl.concat([legacy, modern])
+    legacy = _legacy_capability_asks(ctx)
+    modern = _modern_capability_asks(ctx)
+    if legacy.is_empty() and modern.is_empty():  # the usual case: nothing to judge
+        return pl.DataFrame(schema=_CAPABILITY_FINDINGS)
+    rows = pl.concat(
+        [legacy.with_columns(_kind=pl.lit("request")), modern.with_columns(_kind=pl.lit("result"))]
+    )
     for text, caps_text, kind in rows.select("_text", "_caps", "_kind").unique().iter_rows():
         caps = parsed(caps_text)
         if not isinstance(caps, dict):
@@ -1037,7 +1060,10 @@ def _build_capability_findings(ctx: LintContext) -> pl.DataFrame:
 
 
 def _capability_rule_findings(ctx: LintContext, code: str) -> pl.DataFrame:
-    return findings(_capability_findings(ctx).filter(pl.col("code") == code), pl.col("message"))
+    found = _capability_findings(ctx)
+    if found.is_empty():  # the usual case: no query
+        return findings(found, "")
+    return findings(found.filter(pl.col("code") == code), pl.col("message"))
 
 
 @rule(

@@ -9,9 +9,10 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import ENVELOPE, LintContext, settle
+from mcptrace.linter.context import LintContext, settle
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule, since
 from mcptrace.linter.rules.stdio import is_pollution
+from mcptrace.message_text import ENVELOPE
 from mcptrace.protocol import METHODS
 
 #: every method any revision's catalogue knows as a notification

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from mcptrace.linter.context import LintContext, json_paths
+from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, line_of, rule
+from mcptrace.message_text import json_paths
 from mcptrace.protocol import REVISIONS
 
 #: a tuple, not a Series: `is_in` with a Series of the column's own type is deprecated

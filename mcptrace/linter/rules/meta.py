@@ -9,10 +9,11 @@ from collections.abc import Callable
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import LintContext, json_paths, settle
+from mcptrace.linter.context import LintContext, settle
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import MODERN, findings, line_of, rule, since
 from mcptrace.linter.rules.envelope import is_notification_method
+from mcptrace.message_text import json_paths
 from mcptrace.protocol import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,

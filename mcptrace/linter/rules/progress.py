@@ -83,12 +83,13 @@ def token_requests(ctx: LintContext) -> pl.DataFrame:
 
 def _build_token_requests(ctx: LintContext) -> pl.DataFrame:
     requests = ctx.part(
-        "requests", "session", "direction", "progress_token", "ordinal", "line", "rare", "message"
+        "requests", "session", "direction", "progress_token", "ordinal", "rare"
     ).filter(pl.col("progress_token").is_not_null())
     # 2025-11-25 task-augmented requests keep their token until the task ends; parse only
-    # the few messages that mention a task (a rare marker: see LintContext.part)
+    # the few messages that mention a task (a rare marker: see LintContext.part), whose
+    # texts alone are looked up
     tasks = (
-        requests.filter(pl.col("rare"))
+        ctx.lookup(requests.filter(pl.col("rare")), "ordinal", message="message")
         .filter(pl.col("message").str.contains('"task"', literal=True))
         .select(
             request_ordinal="ordinal",
@@ -228,8 +229,10 @@ def progress_token_wrong_type(ctx: LintContext) -> pl.DataFrame:
             & token.is_not_null()
             & pl.col("parse_error").is_null()
         )
-        # the tokens' texts are tested on the rows that have one, not on every row
-        .filter(~token.str.starts_with('"') & ~token.str.contains(r"^-?\d+$"))
+        # the tokens' texts are tested on the rows that have one, not on every row; the
+        # pattern only on those that are not strings (a prefix test)
+        .filter(~token.str.starts_with('"'))
+        .filter(~token.str.contains(r"^-?\d+$"))
     )
     return findings(
         bad,
@@ -434,8 +437,10 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
     """
     progress = (
         attributed_progress(ctx)
+        # only the columns read: a filter moves every column it is given
+        .select("ordinal", "request_ordinal", "token", "message", "ambiguous")
         .filter(pl.col("request_ordinal").is_not_null() & ~pl.col("ambiguous"))
-        .select("ordinal", "request_ordinal", "token", "message")
+        .drop("ambiguous")
     )
     progress = progress.with_columns(_quick=_compact_progress(progress))
     text = pl.col("_quick")
@@ -450,26 +455,28 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
         )
     # each notification against the previous one of its request, in capture order:
     # sorted by request then ordinal, the previous row is that one when it has the
-    # same request. (The previous row is gathered by position: a plain `shift` here
-    # makes polars 2.1 panic in `pl.format` after the filter below.) The rows come in
-    # ordinal order (the memo's join keeps its sort), so a stable sort by request alone
-    # orders them, on one integer key
-    before = (pl.int_range(pl.len()) - 1).clip(lower_bound=0)
-    same = (pl.int_range(pl.len()) > 0) & (
-        pl.col("request_ordinal") == pl.col("request_ordinal").gather(before)
-    )
+    # same request. The rows come in ordinal order (the memo's join keeps its sort), so
+    # a stable sort by request alone orders them, on one integer key (on one thread:
+    # rules run two at a time, and a sort split between the threads cost more)
     ranked = (
         progress.select("ordinal", "request_ordinal", "token", value_text=text)
         .with_columns(value=pl.col("value_text").cast(pl.Float64, strict=False))
         .filter(pl.col("value").is_not_null())
-        .sort("request_ordinal", maintain_order=True)
-        .with_columns(
-            prev=pl.when(same).then(pl.col("value").gather(before)),
-            prev_text=pl.when(same).then(pl.col("value_text").gather(before)),
-            prev_ordinal=pl.when(same).then(pl.col("ordinal").gather(before)),
-        )
+        .sort("request_ordinal", maintain_order=True, multithreaded=False)
     )
-    bad = ranked.filter(pl.col("value") <= pl.col("prev"))
+    # the rows that do not increase first, then the previous row's columns for those
+    # few only, gathered by position. (Not by `shift` columns: polars 2.1 panics in
+    # `pl.format` on them after a filter.)
+    prev = pl.int_range(pl.len(), dtype=pl.Int64) - 1
+    bad = ranked.with_columns(_prev=prev).filter(
+        (pl.col("request_ordinal") == pl.col("request_ordinal").shift(1))
+        & (pl.col("value") <= pl.col("value").shift(1))
+    )
+    bad = bad.with_columns(
+        ranked.select(prev=pl.col("value"), prev_text="value_text", prev_ordinal="ordinal").gather(
+            bad["_prev"]
+        )
+    ).drop("_prev")
     return findings(
         bad,
         pl.format(

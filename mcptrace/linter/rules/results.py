@@ -11,11 +11,12 @@ import polars as pl
 
 from mcptrace import _json
 from mcptrace.calls import key_hash
-from mcptrace.linter.context import PLAIN_ID, LintContext, computed_where, json_paths, settle
+from mcptrace.linter.context import LintContext, computed_where, settle
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, line_of, rule, since
 from mcptrace.linter.rules.lifecycle import ordered
 from mcptrace.linter.rules.tools import tool_lists
+from mcptrace.message_text import PLAIN_ID, json_paths
 from mcptrace.protocol import (
     CACHEABLE_METHODS,
     CLIENT_CAPABILITIES_KEY,

@@ -20,10 +20,11 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import LintContext, json_paths
+from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import and_more, findings, line_of, quoted, rule, shown
 from mcptrace.linter.rules.cancellation import matched_cancels, sent_well_after_response
 from mcptrace.linter.rules.tools import defined_at, tool_definitions
+from mcptrace.message_text import json_paths
 from mcptrace.protocol import TASK_AUGMENTATION_GATES, has_capability
 
 _TASKS_2025 = ("2025-11-25",)

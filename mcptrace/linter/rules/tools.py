@@ -21,7 +21,7 @@ import jsonschema_rs
 import polars as pl
 
 from mcptrace import _json
-from mcptrace.linter.context import ENVELOPE, LintContext, computed_where, settle
+from mcptrace.linter.context import LintContext, computed_where, settle
 from mcptrace.linter.rule import (
     MODERN,
     SHOWN_CHARS,
@@ -34,6 +34,7 @@ from mcptrace.linter.rule import (
 )
 from mcptrace.linter.rules.transport import BASE64_VALUE, CONTROL_CHAR, client_http, needs_base64
 from mcptrace.linter.schemas import json_path
+from mcptrace.message_text import ENVELOPE
 from mcptrace.protocol import INVALID_PARAMS
 
 _LIST_CHANGED = "notifications/tools/list_changed"
