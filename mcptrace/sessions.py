@@ -413,6 +413,7 @@ def build_sessions(
         if truncated_sources
         else pl.lit(False)  # nothing to test per row
     )
+    known = pl.col("transport").filter(pl.col("transport") != "unknown")
     narrow = messages.select(
         "session", "source", "format", "server", "transport", "ts", "ts_quality", "kind"
     ).rechunk()
@@ -420,11 +421,9 @@ def build_sessions(
         pl.col("source").first(),
         pl.col("format").first(),
         pl.col("server").drop_nulls().first(),
-        pl.col("transport")
-        .filter(pl.col("transport") != "unknown")
-        .mode()
-        .first()
-        .alias("transport"),
+        # the transport most of its messages name; of two named as often, the one named
+        # first (mode() gives tied values in no set order)
+        known.filter(known.is_in(known.mode().implode())).first().alias("transport"),
         pl.col("ts").min().alias("first_ts"),
         pl.col("ts").max().alias("last_ts"),
         pl.col("ts_quality").sort_by(quality_rank).last().alias("ts_quality"),

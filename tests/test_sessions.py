@@ -44,3 +44,25 @@ def test_every_session_judged_by_fingerprint(write_lines: WriteLines) -> None:
         ("plain", "2026-07-28", "fingerprint"),
         ("tasks", "2025-11-25", "fingerprint"),
     ]
+
+
+def test_transport_is_the_most_named_and_of_a_tie_the_first(write_lines: WriteLines) -> None:
+    """A session's transport is the one most of its messages name; of two named as often,
+    the one named first, on every run (a mode's tied values come in no set order)."""
+    lines = []
+    for i in range(40):
+        first, second = ("http", "stdio") if i % 2 else ("stdio", "http")
+        lines += [
+            rec(req(1, "ping"), session=f"tie-{i}", transport=first),
+            rec(res(1, {}), dir="s2c", session=f"tie-{i}", transport=second),
+        ]
+    lines += [
+        rec(req(1, "ping"), session="most", transport="stdio"),
+        rec(req(2, "ping"), session="most", transport="http"),
+        rec(req(3, "ping"), session="most", transport="http"),
+    ]
+    path = write_lines(lines)
+    expected = [(f"tie-{i}", "http" if i % 2 else "stdio") for i in range(40)]
+    for _ in range(3):
+        got = mcptrace.load(path).sessions.select("session", "transport").rows()
+        assert got == [*expected, ("most", "http")]
