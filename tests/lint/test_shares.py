@@ -283,6 +283,19 @@ def test_own_session_reads_lines_as_the_loader_does() -> None:
     assert own_session(b"{") is None
 
 
+def _repeated(path: Path, lines: list[bytes]) -> tuple[Path, LoadContext]:
+    """A capture of ``lines`` four times over, and its load context."""
+    path.write_bytes(b"\n".join(lines * 4) + b"\n")
+    return path, LoadContext(source=str(path))
+
+
+def _fails_to_load(share_plan: partition.SharePlan, ctx: LoadContext) -> None:
+    """Loading the plan's shares finds a row whose session is not the planned one."""
+    with pytest.raises(PlanMismatch):
+        for share in range(share_plan.shares):
+            load_share(share_plan, share, ctx)
+
+
 @needs_scanner
 def test_a_line_the_light_pass_misreads_makes_the_plan_give_up(tmp_path: Path) -> None:
     """Invalid UTF-8 inside the message: the light pass reads session "b", the loader
@@ -292,14 +305,10 @@ def test_a_line_the_light_pass_misreads_makes_the_plan_give_up(tmp_path: Path) -
         b'{"dir":"c2s","session":"b","msg":{"jsonrpc":"2.0","id":1,"method":"p\xffng"}}',
         b'{"dir":"c2s","session":"b","msg":{"jsonrpc":"2.0","id":2,"method":"ping"}}',
     ]
-    path = tmp_path / "bad-utf8.jsonl"
-    path.write_bytes(b"\n".join(lines * 4) + b"\n")
-    ctx = LoadContext(source=str(path))
+    path, ctx = _repeated(tmp_path / "bad-utf8.jsonl", lines)
     share_plan = plan(str(path), 2, ctx)
     assert share_plan is not None
-    with pytest.raises(PlanMismatch):
-        for share in range(2):
-            load_share(share_plan, share, ctx)
+    _fails_to_load(share_plan, ctx)
     assert lint_in_shares(path, shares=2) is None
     _same(lint_file(path, shares=2), _whole(path))
 
@@ -316,15 +325,11 @@ def test_a_line_the_quick_pass_misreads_is_planned_again_exactly(tmp_path: Path)
         b'{"dir":"c2s","session":"b","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}',
         b'{"dir":"c2s","session":"c","msg":{"jsonrpc":"2.0","params":{}}',
     ]
-    path = tmp_path / "twice.jsonl"
-    path.write_bytes(b"\n".join(lines * 4) + b"\n")
-    ctx = LoadContext(source=str(path))
+    path, ctx = _repeated(tmp_path / "twice.jsonl", lines)
     quick = plan(str(path), 2, ctx, quick=True)
     exact = plan(str(path), 2, ctx)
     assert quick is not None and exact is not None and quick.quick and not exact.quick
-    with pytest.raises(PlanMismatch):
-        for share in range(2):
-            load_share(quick, share, ctx)
+    _fails_to_load(quick, ctx)
     rows = pl.concat([load_share(exact, share, ctx) for share in range(2)])
     assert rows.height == len(lines) * 4
     done = lint_in_shares(path, shares=2)
