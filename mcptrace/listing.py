@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.errors import UsageError
 from mcptrace.trace import Trace
 
@@ -167,13 +168,11 @@ def message_list(
     kind = pl.col("kind")
     latency = (
         pl.when(pl.col("call_latency").is_not_null())
-        .then(pl.format(" ({} ms)", pl.col("call_latency").round(1)))
+        .then(fmt(" ({} ms)", pl.col("call_latency").round(1)))
         .otherwise(pl.lit(""))
     )
-    answered = pl.coalesce(pl.format("{} {}", "call_method", "call_target"), "call_method")
-    answered = (
-        pl.when(answered.is_not_null()).then(pl.format(" to {}", answered)).otherwise(pl.lit(""))
-    )
+    answered = pl.coalesce(fmt("{} {}", "call_method", "call_target"), "call_method")
+    answered = pl.when(answered.is_not_null()).then(fmt(" to {}", answered)).otherwise(pl.lit(""))
     text = pl.coalesce("message", "raw").str.slice(0, _TEXT_LIMIT)
     outcome = (
         pl.when(pl.col("tool_error").fill_null(False))
@@ -201,16 +200,12 @@ def message_list(
             )
         )
         .when(kind == "invalid")
-        .then(pl.format("INVALID: {}", pl.col("parse_error")))
+        .then(fmt("INVALID: {}", pl.col("parse_error")))
         .when(kind == "blank")
         .then(pl.lit("(blank line)"))
-        .otherwise(pl.format("[{}] {}", kind.cast(pl.String), text))
+        .otherwise(fmt("[{}] {}", kind.cast(pl.String), text))
     )
-    batch = (
-        pl.when(pl.col("batched"))
-        .then(pl.format("[batch {}] ", "batch_index"))
-        .otherwise(pl.lit(""))
-    )
+    batch = pl.when(pl.col("batched")).then(fmt("[batch {}] ", "batch_index")).otherwise(pl.lit(""))
     return m.select(
         "source",
         "line",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace._once import once_property
 from mcptrace.calls import identify_calls, pair_calls
 from mcptrace.errors import CaptureError, UsageError
@@ -285,7 +286,7 @@ def apply_plan(df: pl.DataFrame, plan: FilePlan, *, first_chunk: bool = True) ->
             unordered=pl.lit(True),
         )
     if plan.prefix is not None:
-        df = df.with_columns(session=pl.format("{}:{}", pl.lit(plan.prefix), pl.col("session")))
+        df = df.with_columns(session=fmt("{}:{}", pl.lit(plan.prefix), pl.col("session")))
     warnings = plan.warnings
     if first_chunk and warnings and df.height:
         df = df.with_columns(

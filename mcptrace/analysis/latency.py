@@ -22,6 +22,7 @@ from collections.abc import Collection, Sequence
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.analysis._common import (
     drop_constant,
     messages_of,
@@ -224,7 +225,7 @@ def _reason_text() -> pl.Expr:
     """'2 cancelled, 10 unanswered; 3 approximate (local-time timestamps)' or null."""
 
     def part(column: str, words: str) -> pl.Expr:
-        return pl.when(pl.col(column) > 0).then(pl.format("{} " + words, pl.col(column)))
+        return pl.when(pl.col(column) > 0).then(fmt("{} " + words, pl.col(column)))
 
     missing = pl.concat_str(
         [part(name, words) for name, words in REASONS.items()],

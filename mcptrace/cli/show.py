@@ -8,6 +8,7 @@ import polars as pl
 import typer
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace._text import one_line, without_controls
 from mcptrace.cli._common import (
     FormatOpt,
@@ -111,7 +112,7 @@ def show(
     if listing["source"].n_unique() > 1:
         names = short_names(trace.sources["source"].to_list())
         file = pl.col("source").replace_strict(names, default=pl.col("source"))
-        place = pl.format("{}:{}", file, "line")
+        place = fmt("{}:{}", file, "line")
     else:
         place = pl.col("line").cast(pl.String).str.pad_start(6)
     places = listing.select(place.fill_null("?")).to_series().to_list()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.registry import select_rules
 from mcptrace.linter.rule import ALL_REVISIONS, PLACE_CLOSE, PLACE_OPEN, Rule
@@ -112,7 +113,7 @@ def spelled_places(found: pl.DataFrame, ctx: LintContext) -> pl.DataFrame:
         .with_columns(pl.col("_at").cast(pl.Int64))
     )
     pieces = ctx.lookup(pieces, "_at", _at_source="source", _at_line="line")
-    line = pl.format("line {}", "_at_line")
+    line = fmt("line {}", "_at_line")
     place = (
         pl.when(pl.col("_at").is_null())
         .then(pl.lit(""))
@@ -121,8 +122,8 @@ def spelled_places(found: pl.DataFrame, ctx: LintContext) -> pl.DataFrame:
         .when(pl.col("_at_source").eq_missing(pl.col("source")))
         .then(line)
         .when(_folder("_at_source").eq_missing(_folder("source")))
-        .then(pl.format("{} of {}", line, pl.col("_at_source").str.extract(r"([^/\\]*)$")))
-        .otherwise(pl.format("{} of {}", line, "_at_source"))
+        .then(fmt("{} of {}", line, pl.col("_at_source").str.extract(r"([^/\\]*)$")))
+        .otherwise(fmt("{} of {}", line, "_at_source"))
     )
     named = pl.struct(source="_at_source", line="_at_line")
     spelled = pieces.group_by("_row", maintain_order=True).agg(

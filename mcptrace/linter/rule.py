@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.protocol import REVISIONS
 
 if TYPE_CHECKING:
@@ -173,10 +174,10 @@ def line_of(ordinal: str | pl.Expr) -> pl.Expr:
     can cross files (a rotated log), so a bare line number could name the wrong message.
 
     The expression is a placeholder the engine spells once the finding's own file is
-    known; it is null where ``ordinal`` is null, as :func:`pl.format` would make a
-    message quoting a null line."""
+    known; it is null where ``ordinal`` is null, as :func:`~mcptrace._format.fmt` would
+    make a message quoting a null line."""
     column = pl.col(ordinal) if isinstance(ordinal, str) else ordinal
-    return pl.format(PLACE_OPEN + "{}" + PLACE_CLOSE, column.cast(pl.Int64))
+    return fmt(PLACE_OPEN + "{}" + PLACE_CLOSE, column.cast(pl.Int64))
 
 
 def and_more(count: str = "_count") -> pl.Expr:
@@ -184,7 +185,7 @@ def and_more(count: str = "_count") -> pl.Expr:
     messages (N = count - 1), else the empty string: a suffix for the finding's message."""
     return (
         pl.when(pl.col(count) > 1)
-        .then(pl.format(" (and {} more)", pl.col(count) - 1))
+        .then(fmt(" (and {} more)", pl.col(count) - 1))
         .otherwise(pl.lit(""))
     )
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.loaders import accel, chunked
 from mcptrace.loaders.base import NOT_JSON, Head, LoadContext, LoadResult
 from mcptrace.loaders.directions import infer_directions
@@ -83,7 +84,7 @@ def _connections(rows: pl.DataFrame, stem: str) -> pl.DataFrame:
             opens = opens.scatter(protocol[0], False)
     if not opens.any():
         return rows
-    started = pl.when(opens).then(pl.format("{}@{}", pl.lit(stem), pl.col("line")))
+    started = pl.when(opens).then(fmt("{}@{}", pl.lit(stem), pl.col("line")))
     return rows.with_columns(session=started.forward_fill().fill_null(pl.col("session")))
 
 

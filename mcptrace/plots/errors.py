@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from mcptrace._format import fmt
 from mcptrace.analysis import error_breakdown, error_rate
 from mcptrace.analysis._common import BUCKET, check_every
 from mcptrace.plots._common import (
@@ -126,7 +127,7 @@ def error_distribution(
 
 def _kind_label() -> pl.Expr:
     category = pl.col("category")
-    label = pl.format("{} {}", pl.col("code"), pl.col("name"))
+    label = fmt("{} {}", pl.col("code"), pl.col("name"))
     for name, text in _CODELESS.items():
         label = pl.when(category == name).then(pl.lit(text)).otherwise(label)
     # an error response whose code is missing or not an integer has no code to show

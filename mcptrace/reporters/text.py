@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.reporters._context import ReportContext, display_paths, one_lines
 
 
@@ -52,7 +53,7 @@ def render(findings: pl.DataFrame, ctx: ReportContext) -> str:
     )
     lines = parts.select(
         pl.concat_str(
-            pl.format("{}{}: {} [{}] {} ({})", *parts.columns[:-1]),
+            fmt("{}{}: {} [{}] {} ({})", *parts.columns[:-1]),
             _quoted(pl.col("raw")),
             separator="\n",
             ignore_nulls=True,

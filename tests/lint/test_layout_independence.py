@@ -16,7 +16,9 @@ from factories import SAMPLES, load_generator, load_injector
 from polars.testing import assert_frame_equal
 
 import mcptrace
+from mcptrace._format import fmt
 from mcptrace.linter import engine, lint
+from mcptrace.linter.rule import PLACE_CLOSE, PLACE_OPEN, findings, line_of
 from mcptrace.trace import Trace
 
 _SHIFT = 1_000
@@ -121,3 +123,32 @@ def test_rules_of_revisions_no_session_speaks_are_not_run(
     ran.clear()
     lint(trace, revision="2026-07-28")
     assert set(modern_only) <= set(ran)
+
+
+def test_a_finding_message_is_spelled_from_rows_in_any_chunks() -> None:
+    """A rule's offending rows, filtered from columns in several chunks, can follow an
+    empty chunk other than the first (how many chunks depends on the thread count), where
+    pl.format panicked: PG005 crashed the lint under POLARS_MAX_THREADS=8 only. Rules
+    spell their messages with mcptrace._format.fmt instead."""
+    parts = [pl.DataFrame({"ordinal": range(i * 10, i * 10 + 10)}) for i in range(3)]
+    frame = pl.concat(parts, rechunk=False).with_columns(token=fmt("t{}", "ordinal"))
+    # (a filter by a mask keeps the empty chunk between the two rows)
+    offending = frame.filter(pl.Series([i in (3, 25) for i in range(frame.height)]))
+    assert [len(c) for c in offending["ordinal"].get_chunks()] == [1, 0, 1]
+    found = findings(offending, fmt("token {} after {}", "token", line_of("ordinal")))
+    assert found.rows() == [
+        (3, f"token t3 after {PLACE_OPEN}3{PLACE_CLOSE}"),
+        (25, f"token t25 after {PLACE_OPEN}25{PLACE_CLOSE}"),
+    ]
+
+
+def test_fmt_spells_what_pl_format_does() -> None:
+    """fmt is pl.format's template language: {} takes the next value (a column name or an
+    expression, cast to text), and a null value makes the text null."""
+    frame = pl.DataFrame({"i": [1, None], "s": ["a", "b"], "f": [1.5, 2.0]})
+    for template, args in (("<{}>", ["i"]), ("{}|{} x", ["s", pl.col("f") * 2]), ("plain", [])):
+        assert frame.select(fmt(template, *args).alias("x")).equals(
+            frame.select(pl.format(template, *args).alias("x"))
+        )
+    with pytest.raises(ValueError, match="placeholders"):
+        fmt("{} and {}", "i")

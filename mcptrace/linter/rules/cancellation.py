@@ -19,6 +19,7 @@ from datetime import timedelta
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.calls import key_hash
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import (
@@ -244,7 +245,7 @@ def cancel_for_unknown_request(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         unknown,
-        pl.format(
+        fmt(
             "notifications/cancelled names request id {}, which no earlier request {} had",
             "id",
             sender,
@@ -310,7 +311,7 @@ def cancel_after_response(ctx: LintContext) -> pl.DataFrame:
     late = sent_well_after_response(ctx, cancels)
     return findings(
         late,
-        pl.format(
+        fmt(
             "notifications/cancelled names request id {} ({}), already answered at {}",
             "id",
             line_of("request_ordinal"),
@@ -386,7 +387,7 @@ def response_after_cancel(ctx: LintContext) -> pl.DataFrame:
     late = pl.concat(parts) if parts else cancels.clear()
     return findings(
         late.with_columns(cancel_ordinal="ordinal", ordinal="response_ordinal"),
-        pl.format(
+        fmt(
             "response to request id {} ({}) sent after its cancellation at {}",
             "id",
             line_of("request_ordinal"),
@@ -602,7 +603,7 @@ def message_after_cancel(ctx: LintContext) -> pl.DataFrame:
     more = and_more()
     return findings(
         late.with_columns(ordinal="_at"),
-        pl.format(
+        fmt(
             "{} for request id {} ({}) sent after its cancellation at {}{}",
             "_what",
             "id",
@@ -751,7 +752,7 @@ def progress_after_cancel(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         late.with_columns(ordinal="_at"),
-        pl.format(
+        fmt(
             "notifications/progress for request id {} ({}) sent after its cancellation at {}{}",
             "id",
             line_of("request_ordinal"),

@@ -21,6 +21,7 @@ from functools import cache
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, rule, since
 from mcptrace.linter.rules.lifecycle import ordered
@@ -205,7 +206,7 @@ def _build_undeclared_requests(ctx: LintContext) -> pl.DataFrame:
 
 
 def _request_message() -> pl.Expr:
-    return pl.format(
+    return fmt(
         "{} needs the {} capability `{}`, which {} did not declare",
         "method",
         "side",
@@ -354,7 +355,7 @@ def undeclared_server_feature_served(ctx: LintContext) -> pl.DataFrame:
     bad = bad.with_columns(ordinal=pl.col("response_ordinal"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "server answered {} successfully but never declared the `{}` capability",
             "method",
             "gate",
@@ -423,7 +424,7 @@ def declared_capability_method_not_found(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad.with_columns(ordinal=pl.col("response_ordinal")),
-        pl.format(
+        fmt(
             "{} answered {} with -32601 (Method not found) but declared the `{}` capability",
             answerer,
             "method",
@@ -479,7 +480,7 @@ def request_capability_not_discovered(ctx: LintContext) -> pl.DataFrame:
     bad = _undeclared_requests(ctx).filter(pl.col("side") == "server")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} needs the server capability `{}`, which the server/discover result did not declare",
             "method",
             "gate",
@@ -569,7 +570,7 @@ def input_request_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     bad = answered.join(verdicts, on=texts, maintain_order="left")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "input_required asks for {} that the request's clientCapabilities do not declare",
             pl.col("missing").list.join(", "),
         ),
@@ -596,9 +597,7 @@ def _first_per_session(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _times() -> pl.Expr:
-    return (
-        pl.when(pl.col("uses") == 1).then(pl.lit("once")).otherwise(pl.format("{} times", "uses"))
-    )
+    return pl.when(pl.col("uses") == 1).then(pl.lit("once")).otherwise(fmt("{} times", "uses"))
 
 
 @rule(
@@ -643,7 +642,7 @@ def log_without_logging_capability(ctx: LintContext) -> pl.DataFrame:
     bad = _first_per_session(logs)
     return findings(
         bad,
-        pl.format(
+        fmt(
             "server sent notifications/message {} in this session without declaring `logging`",
             _times(),
         ),
@@ -698,7 +697,7 @@ def notification_capability_not_declared(ctx: LintContext) -> pl.DataFrame:
     bad = _first_per_session(notes)
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} sent {} in this session, but the {} did not declare `{}`",
             "method",
             _times(),
@@ -815,5 +814,5 @@ def resource_updated_without_subscription(ctx: LintContext) -> pl.DataFrame:
     bad = updates.join(covered, on="ordinal", how="anti")
     return findings(
         bad,
-        pl.format("resources/updated for {} without an active resources/subscribe of it", "uri"),
+        fmt("resources/updated for {} without an active resources/subscribe of it", "uri"),
     )

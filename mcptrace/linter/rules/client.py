@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, shown, since
 from mcptrace.linter.rules.results import mrtr_retries
@@ -794,7 +795,7 @@ def elicitation_complete_unknown_id(ctx: LintContext) -> pl.DataFrame:
     ).filter(pl.col("_given").is_null() | (pl.col("_given") > pl.col("ordinal")))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "elicitation complete notification for elicitationId {}, which no earlier URL-mode "
             "elicitation/create request or -32042 error of this session established",
             "_quoted",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext, settle
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule, since
 from mcptrace.linter.rules.stdio import is_pollution
@@ -157,8 +158,8 @@ def wrong_jsonrpc_version(ctx: LintContext) -> pl.DataFrame:
     bad = bad.join(bare_input.select("ordinal"), on="ordinal", how="anti")
     message = (
         pl.when(pl.col("_token").is_null())
-        .then(pl.format("{} has no `jsonrpc` member", "kind"))
-        .otherwise(pl.format('`jsonrpc` is {}, not the string "2.0"', "_token"))
+        .then(fmt("{} has no `jsonrpc` member", "kind"))
+        .otherwise(fmt('`jsonrpc` is {}, not the string "2.0"', "_token"))
     )
     return findings(bad, message)
 
@@ -225,7 +226,7 @@ def params_not_object(ctx: LintContext) -> pl.DataFrame:
         (pl.col("_value").is_not_null() & ~pl.col("_value").str.starts_with("{"))
         | (pl.col("_value").is_null() & explicit_null)
     )
-    return findings(bad, pl.format("params of {} is a JSON {}, not an object", "method", "_type"))
+    return findings(bad, fmt("params of {} is a JSON {}, not an object", "method", "_type"))
 
 
 @rule(
@@ -262,7 +263,7 @@ def request_id_wrong_type(ctx: LintContext) -> pl.DataFrame:
         pl.col("id_type").is_in(["number", "boolean", "object", "array"])
     )
     return findings(
-        bad, pl.format("request id {} is a JSON {}, not a string or integer", "id", "id_type")
+        bad, fmt("request id {} is a JSON {}, not a string or integer", "id", "id_type")
     )
 
 
@@ -292,7 +293,7 @@ def null_request_id(ctx: LintContext) -> pl.DataFrame:
     revisions; basic/messages.mdx#requests in 2024-11-05).
     """
     bad = ctx.part("requests", "ordinal", "method", "id_type").filter(pl.col("id_type") == "null")
-    return findings(bad, pl.format("request {} has a null id", "method"))
+    return findings(bad, fmt("request {} has a null id", "method"))
 
 
 @rule(
@@ -329,7 +330,7 @@ def notification_with_id(ctx: LintContext) -> pl.DataFrame:
     """
     # the loader classifies method + id as a request, so notifications are known by name
     bad = ctx.part("requests", "ordinal", "method", "id").filter(is_notification_method())
-    return findings(bad, pl.format("notification {} carries an id ({})", "method", "id"))
+    return findings(bad, fmt("notification {} carries an id ({})", "method", "id"))
 
 
 @rule(
@@ -375,7 +376,7 @@ def result_and_error(ctx: LintContext) -> pl.DataFrame:
         "message"
     ).str.contains(r'[{,]\s*"result"\s*:\s*null')
     bad = rows.filter(has_result)
-    return findings(bad, pl.format("response to id {} has both `result` and `error`", "id"))
+    return findings(bad, fmt("response to id {} has both `result` and `error`", "id"))
 
 
 @rule(
@@ -438,7 +439,7 @@ def result_not_object(ctx: LintContext) -> pl.DataFrame:
     rows = rows.with_columns(_value=value, _type=_member_type("result"))
     bad = rows.filter(pl.col("_value").is_null() | ~pl.col("_value").str.starts_with("{"))
     return findings(
-        bad, pl.format("result of the response to id {} is a JSON {}, not an object", "id", "_type")
+        bad, fmt("result of the response to id {} is a JSON {}, not an object", "id", "_type")
     )
 
 
@@ -529,7 +530,7 @@ def error_code_not_integer(ctx: LintContext) -> pl.DataFrame:
         & pl.col("_code").is_not_null()
         & ~pl.col("error_code_is_int").fill_null(False)
     )
-    return findings(bad, pl.format("error code {} is not an integer", "_code"))
+    return findings(bad, fmt("error code {} is not an integer", "_code"))
 
 
 @rule(
@@ -571,7 +572,7 @@ def error_without_code_or_message(ctx: LintContext) -> pl.DataFrame:
     bad = rows.filter(~pl.col("_obj") | no_code | no_message)
     message = (
         pl.when(~pl.col("_obj"))
-        .then(pl.format("`error` is a JSON {}, not an object with code and message", "_type"))
+        .then(fmt("`error` is a JSON {}, not an object with code and message", "_type"))
         .when(no_code & no_message)
         .then(pl.lit("error object has neither a `code` nor a string `message`"))
         .when(no_code)
@@ -650,9 +651,7 @@ def batch_message(ctx: LintContext) -> pl.DataFrame:
     `JSONRPCMessage` has no array form from 2025-06-18 on.
     """
     batches = _batches(ctx)
-    message = pl.format(
-        "JSON-RPC batch of {} message(s); batches were removed in 2025-06-18", "_size"
-    )
+    message = fmt("JSON-RPC batch of {} message(s); batches were removed in 2025-06-18", "_size")
     return findings(batches, message)
 
 
@@ -693,7 +692,7 @@ def batch_message_unmodelled(ctx: LintContext) -> pl.DataFrame:
     batches = _batches(ctx)
     return findings(
         batches,
-        pl.format("JSON-RPC batch of {} message(s), which 2024-11-05 does not model", "_size"),
+        fmt("JSON-RPC batch of {} message(s), which 2024-11-05 does not model", "_size"),
     )
 
 
@@ -766,7 +765,7 @@ def mixed_batch(ctx: LintContext) -> pl.DataFrame:
     `JSONRPCBatchRequest` and `JSONRPCBatchResponse` are separate arrays.
     """
     batches = _batches(ctx).filter((pl.col("_requests") > 0) & (pl.col("_responses") > 0))
-    message = pl.format(
+    message = fmt(
         "JSON-RPC batch mixes {} request(s)/notification(s) with {} response(s)",
         "_requests",
         "_responses",
@@ -825,7 +824,7 @@ def invalid_message_line(ctx: LintContext) -> pl.DataFrame:
     message = (
         pl.when(reason.str.starts_with("not a JSON-RPC message"))
         .then(reason)
-        .otherwise(pl.format("not a JSON-RPC message: {}", reason))
+        .otherwise(fmt("not a JSON-RPC message: {}", reason))
     )
     return findings(bad, message)
 
@@ -946,7 +945,7 @@ def batch_rejected_as_whole(ctx: LintContext) -> pl.DataFrame:
     bad = tied.join(answered, on="ordinal").filter(~pl.col("_answered"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "error {} with a null id rejects the JSON-RPC batch at {} as a whole; "
             "none of its {} request(s) was answered",
             "_code",
@@ -1015,13 +1014,13 @@ def lone_surrogate_escape(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "a string holds the lone UTF-16 surrogate escape `{}`{} (half of a character "
             "such as an emoji): strict JSON parsers, the Python SDK's among them, refuse "
             "the message",
             "_escape",
             pl.when(pl.col("_more").is_not_null())
-            .then(pl.format(" and {} more", "_more"))
+            .then(fmt(" and {} more", "_more"))
             .otherwise(pl.lit("")),
         ),
     )

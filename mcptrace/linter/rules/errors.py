@@ -9,6 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.jsontext import content, json_tokens, path
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
@@ -94,7 +95,7 @@ def reserved_range_undefined_code(ctx: LintContext) -> pl.DataFrame:
     bad = _modern_errors(ctx).filter(pl.col("category") == "reserved-undefined")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "error code {} is reserved for the MCP specification (-32020..-32099) "
             "but not defined by it",
             "error_code",
@@ -138,7 +139,7 @@ def legacy_subrange_code(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "error code {} is in the legacy sub-range -32000..-32019, "
             "which receivers give no meaning",
             "error_code",
@@ -208,7 +209,7 @@ def prerelease_error_code(ctx: LintContext) -> pl.DataFrame:
     bad = _modern_errors(ctx).join(final, on="error_code")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "error code {} is the pre-release number of {}, published as {}",
             "error_code",
             "_name",
@@ -308,7 +309,7 @@ def code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
     bad = _modern_errors(ctx).filter(pl.col("category") == "jsonrpc-reserved")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "error code {} is in the JSON-RPC reserved range -32768..-32000 "
             "but is no standard or MCP code",
             "error_code",
@@ -358,7 +359,7 @@ def legacy_code_in_jsonrpc_reserved_range(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format("error code {} is in the JSON-RPC reserved range -32768..-32000", "error_code"),
+        fmt("error code {} is in the JSON-RPC reserved range -32768..-32000", "error_code"),
     )
 
 
@@ -440,7 +441,7 @@ def resource_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
     )
     code = pl.col("error_code").cast(pl.String).fill_null("a non-integer code")
     return findings(
-        bad, pl.format("resources/read reports a missing resource with {} instead of -32602", code)
+        bad, fmt("resources/read reports a missing resource with {} instead of -32602", code)
     )
 
 
@@ -493,7 +494,7 @@ def legacy_resource_not_found_code(ctx: LintContext) -> pl.DataFrame:
     )
     code = pl.col("error_code").cast(pl.String).fill_null("a non-integer code")
     return findings(
-        bad, pl.format("resources/read reports a missing resource with {} instead of -32002", code)
+        bad, fmt("resources/read reports a missing resource with {} instead of -32002", code)
     )
 
 
@@ -591,18 +592,18 @@ def url_elicitation_required_error_malformed(ctx: LintContext) -> pl.DataFrame:
         elements.join(fields, on=["row", "member"], how="left")
         .with_columns(
             _p=pl.when(pl.col("_start") != "{")
-            .then(pl.format("elicitations[{}] is not an object", "member"))
+            .then(fmt("elicitations[{}] is not an object", "member"))
             .when(pl.col("_mode").fill_null("") != '"url"')
-            .then(pl.format("elicitations[{}] is not URL mode", "member"))
+            .then(fmt("elicitations[{}] is not URL mode", "member"))
             .when(~pl.col("_eid").fill_null("").str.starts_with('"'))
-            .then(pl.format("elicitations[{}] has no elicitationId", "member"))
+            .then(fmt("elicitations[{}] has no elicitationId", "member"))
         )
         .filter(pl.col("_p").is_not_null())
         .group_by("ordinal", maintain_order=True)
         .agg(pl.col("_p").str.join(", "))
     )
     bad = pl.concat([whole.select("ordinal", "_p"), per_element.select("ordinal", "_p")])
-    return findings(bad, pl.format("URLElicitationRequired error {}", "_p"))
+    return findings(bad, fmt("URLElicitationRequired error {}", "_p"))
 
 
 def _prompt_listing(body: str | None) -> dict[str, list[str]] | None:
@@ -785,7 +786,7 @@ def prompt_not_found_wrong_code(ctx: LintContext) -> pl.DataFrame:
     bad = _prompt_errors(ctx).filter(pl.col("_missing").is_null())
     return findings(
         bad.with_columns(ordinal="response_ordinal").sort("ordinal"),
-        pl.format(
+        fmt(
             'prompts/get of "{}" ({}), a prompt the prompts/list result at {} does not name, '
             "answered with error {} instead of -32602 (Invalid params)",
             "name",
@@ -842,7 +843,7 @@ def prompt_missing_argument_wrong_code(ctx: LintContext) -> pl.DataFrame:
     bad = _prompt_errors(ctx).filter(pl.col("_missing").fill_null("") != "")
     return findings(
         bad.with_columns(ordinal="response_ordinal").sort("ordinal"),
-        pl.format(
+        fmt(
             'prompts/get of "{}" ({}) without its required argument(s) {} (prompts/list '
             "result at {}) answered with error {} instead of -32602 (Invalid params)",
             "name",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, findings, line_of, rule
 from mcptrace.message_text import json_paths
@@ -90,8 +91,8 @@ def _describe() -> pl.Expr:
     """Short words for a protocol row: ``tools/list request``, ``response id 3``."""
     return (
         pl.when(pl.col("method").is_not_null())
-        .then(pl.format("{} {}", "method", "kind"))
-        .otherwise(pl.format("{} id {}", "kind", pl.col("id").fill_null("null")))
+        .then(fmt("{} {}", "method", "kind"))
+        .otherwise(fmt("{} id {}", "kind", pl.col("id").fill_null("null")))
     )
 
 
@@ -192,14 +193,12 @@ def initialize_not_first(ctx: LintContext) -> pl.DataFrame:
     )
     more = (
         pl.when(pl.col("count") > 1)
-        .then(pl.format(" ({} messages precede it)", "count"))
+        .then(fmt(" ({} messages precede it)", "count"))
         .otherwise(pl.lit(""))
     )
     return findings(
         before,
-        pl.format(
-            "{} precedes the initialize request at {}{}", "what", line_of("init_ordinal"), more
-        ),
+        fmt("{} precedes the initialize request at {}{}", "what", line_of("init_ordinal"), more),
     )
 
 
@@ -294,7 +293,7 @@ def initialize_missing_fields(ctx: LintContext) -> pl.DataFrame:
             missing(results, "result", "serverInfo", "InitializeResult"),
         ]
     ).filter(pl.col("missing").list.len() > 0)
-    return findings(bad, pl.format("{} lacks {}", "what", pl.col("missing").list.join(", ")))
+    return findings(bad, fmt("{} lacks {}", "what", pl.col("missing").list.join(", ")))
 
 
 @rule(
@@ -340,7 +339,7 @@ def initialized_notification_missing(ctx: LintContext) -> pl.DataFrame:
     found = _requests_before_initialized(ctx).filter(pl.col("initialized_ordinal").is_null())
     return findings(
         found,
-        pl.format(
+        fmt(
             "{} sent after the InitializeResult at {}, "
             "but the client never sent notifications/initialized{}",
             "method",
@@ -389,7 +388,7 @@ def _build_requests_before_initialized(ctx: LintContext) -> pl.DataFrame:
 def _more_requests() -> pl.Expr:
     return (
         pl.when(pl.col("count") > 1)
-        .then(pl.format(" ({} requests in all)", "count"))
+        .then(fmt(" ({} requests in all)", "count"))
         .otherwise(pl.lit(""))
     )
 
@@ -471,7 +470,7 @@ def request_before_initialize_result(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         early,
-        pl.format(
+        fmt(
             "{} sent before the server answered initialize (response at {})",
             "method",
             line_of("response_ordinal"),
@@ -531,7 +530,7 @@ def server_request_before_initialized(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         early,
-        pl.format(
+        fmt(
             "server sent {} before the client's notifications/initialized ({})",
             "method",
             line_of("initialized_ordinal"),
@@ -590,7 +589,7 @@ def initialize_result_unknown_version(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad.rename({"response_ordinal": "ordinal"}),
-        pl.format(
+        fmt(
             'InitializeResult protocolVersion "{}" is not a published MCP revision '
             '(the client proposed "{}")',
             "agreed",
@@ -644,7 +643,7 @@ def initialize_request_unknown_version(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'initialize proposes protocolVersion "{}", which is not a published MCP revision',
             "protocol_version",
         ),
@@ -712,7 +711,7 @@ def initialize_version_counter_offer(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         found,
-        pl.format(
+        fmt(
             "server answered protocolVersion {} to the proposed {}, "
             "and the client continued with {}",
             "agreed",
@@ -783,7 +782,7 @@ def initialize_version_downgrade_inconsistent(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} {} answered {} to the proposed {}, although it accepted {} in session {}",
             "server_name",
             "server_version",
@@ -871,7 +870,7 @@ def initialize_cancelled(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         cancels,
-        pl.format("client cancelled its initialize request ({})", line_of("request_ordinal")),
+        fmt("client cancelled its initialize request ({})", line_of("request_ordinal")),
     )
 
 
@@ -920,9 +919,7 @@ def ping_result_not_empty(ctx: LintContext) -> pl.DataFrame:
             & (meta.is_null() | (result != pl.concat_str(pl.lit('{"_meta":'), meta, pl.lit("}"))))
         )
     )
-    return findings(
-        bad, pl.format("ping answered with a non-empty result {}", result.str.slice(0, 80))
-    )
+    return findings(bad, fmt("ping answered with a non-empty result {}", result.str.slice(0, 80)))
 
 
 @rule(
@@ -982,7 +979,7 @@ def session_revision_unknown(ctx: LintContext) -> pl.DataFrame:
             )
         )
         .otherwise(
-            pl.format(
+            fmt(
                 'session revision "{}" is not a published MCP revision; '
                 "only revision-independent rules were applied",
                 "revision",
@@ -1063,11 +1060,11 @@ def initialize_after_modern_reply(ctx: LintContext) -> pl.DataFrame:
     evidence = (
         pl.when(pl.col("modern_code").is_null())
         .then(pl.lit("a result with resultType"))
-        .otherwise(pl.format("error {}", "modern_code"))
+        .otherwise(fmt("error {}", "modern_code"))
     )
     return findings(
         again,
-        pl.format(
+        fmt(
             "initialize sent after the server answered like a 2026-07-28 server ({} at {})",
             evidence,
             line_of("modern_ordinal"),
@@ -1116,7 +1113,7 @@ def request_before_initialized(ctx: LintContext) -> pl.DataFrame:
     found = _requests_before_initialized(ctx).filter(pl.col("initialized_ordinal").is_not_null())
     return findings(
         found,
-        pl.format(
+        fmt(
             "{} sent after the InitializeResult at {} but before notifications/initialized ({}){}",
             "method",
             line_of("result_ordinal"),
@@ -1219,7 +1216,7 @@ def initialize_error_without_versions(ctx: LintContext) -> pl.DataFrame:
     text = pl.col("_text").fill_null("").str.slice(0, 80)
     return findings(
         bad,
-        pl.format(
+        fmt(
             'error {} ("{}") answering initialize names no protocol version the server supports',
             code,
             text,
@@ -1339,7 +1336,7 @@ def dual_era_client_not_probing(ctx: LintContext) -> pl.DataFrame:
     bad = sessions.filter((pl.col("method") != "server/discover") & ~reprobed.fill_null(False))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "the client's first request is {}, not a server/discover probe, though it speaks "
             "both eras (initialize at {}, 2026 `_meta` request at {})",
             "method",
@@ -1420,7 +1417,7 @@ def initialize_repeated(ctx: LintContext) -> pl.DataFrame:
     again = reopenings(ctx)
     return findings(
         again,
-        pl.format(
+        fmt(
             "initialize sent again after the successful handshake at {}: from here the "
             "session is judged as opened anew (two connections under one session name?)",
             line_of("previous"),

@@ -20,6 +20,7 @@ from datetime import timedelta
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, line_of, rule
 
@@ -249,7 +250,7 @@ def log_message_not_requested(ctx: LintContext) -> pl.DataFrame:
     bad = state.filter((pl.col("open") > 0) & (pl.col("asked") == 0) & ~pl.col("subscription"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "log message sent while none of the {} request(s) in flight asked for logs "
             "(no io.modelcontextprotocol/logLevel in _meta)",
             "open",
@@ -410,7 +411,7 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
     close = ((pl.col("ts") - pl.col("response_ts")) <= _RACE).fill_null(False)
     legacy_bad = legacy.filter((pl.col("rank") < pl.col("set_rank")) & ~same_line & ~close).select(
         "ordinal",
-        message=pl.format(
+        message=fmt(
             'log message at level "{}" is below the minimum level "{}" set by logging/setLevel'
             " at {}",
             "level",
@@ -426,7 +427,7 @@ def log_message_below_requested_level(ctx: LintContext) -> pl.DataFrame:
     )
     modern_bad = modern.select(
         "ordinal",
-        message=pl.format(
+        message=fmt(
             'log message at level "{}" is below the lowest level "{}" the requests in flight'
             " asked for",
             "level",
@@ -477,5 +478,5 @@ def invalid_log_level(ctx: LintContext) -> pl.DataFrame:
     bad = rows.filter(pl.col("level").is_not_null() & ~pl.col("level").is_in(LEVELS))
     return findings(
         bad,
-        pl.format("{} has level {}, which is not a log level", "method", pl.col("level")),
+        fmt("{} has level {}, which is not a log level", "method", pl.col("level")),
     )

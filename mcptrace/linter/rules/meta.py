@@ -9,6 +9,7 @@ from collections.abc import Callable
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext, settle
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import MODERN, findings, line_of, rule, since
@@ -195,7 +196,7 @@ def request_meta_missing_required_field(ctx: LintContext) -> pl.DataFrame:
     `RequestParams`, `RequestMetaObject`.
     """
     bad = _required_meta_problems(ctx)
-    return findings(bad, pl.format("request {} {}", "method", "problem"))
+    return findings(bad, fmt("request {} {}", "method", "problem"))
 
 
 @rule(
@@ -254,13 +255,13 @@ def malformed_request_not_rejected(ctx: LintContext) -> pl.DataFrame:
         pl.when(pl.col("kind") == "response")
         .then(pl.lit("a success result"))
         .otherwise(
-            pl.format(
+            fmt(
                 "error {}",
                 pl.col("error_code").cast(pl.String).fill_null("without an integer code"),
             )
         )
     )
-    msg = pl.format(
+    msg = fmt(
         "answered the {} request at {}, which {}, with {} instead of error -32602",
         "method",
         line_of("request_ordinal"),
@@ -326,7 +327,7 @@ def unknown_protocol_version(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'request {} declares protocol version "{}", which is not a published MCP revision',
             "method",
             "protocol_version",
@@ -387,7 +388,7 @@ def request_missing_client_info(ctx: LintContext) -> pl.DataFrame:
         path("$.params._meta").is_not_null() & path(_meta_key(CLIENT_INFO_KEY)).is_null()
     )
     return findings(
-        bad, pl.format("request {} carries no {} in _meta", "method", pl.lit(CLIENT_INFO_KEY))
+        bad, fmt("request {} carries no {} in _meta", "method", pl.lit(CLIENT_INFO_KEY))
     )
 
 
@@ -549,7 +550,7 @@ def server_info_never_sent(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         silent,
-        pl.format(
+        fmt(
             "none of the {} results of this session carries {} in _meta: the server never "
             "identifies itself (it SHOULD, unless configured not to)",
             "results",
@@ -625,8 +626,8 @@ def unsupported_version_error_malformed(ctx: LintContext) -> pl.DataFrame:
         ),
         pl.when(
             pl.col("_req_is_str")
-            & pl.col("_sup").str.contains(pl.format('"{}"', pl.col("_req")), literal=True)
-        ).then(pl.format('lists the requested version "{}" as supported', pl.col("_req"))),
+            & pl.col("_sup").str.contains(fmt('"{}"', pl.col("_req")), literal=True)
+        ).then(fmt('lists the requested version "{}" as supported', pl.col("_req"))),
     ).list.drop_nulls()
     problem = (
         pl.when(pl.col("_data").is_null())
@@ -634,7 +635,7 @@ def unsupported_version_error_malformed(ctx: LintContext) -> pl.DataFrame:
         .otherwise(parts.list.join(" and "))
     )
     bad = errs.with_columns(problem=problem).filter(pl.col("problem") != "")
-    return findings(bad, pl.format("UnsupportedProtocolVersion error {}", "problem"))
+    return findings(bad, fmt("UnsupportedProtocolVersion error {}", "problem"))
 
 
 @rule(
@@ -748,11 +749,11 @@ def version_retry_not_from_supported(ctx: LintContext) -> pl.DataFrame:
     bad = retry.filter(
         pl.col("ordinal").is_not_null()
         & pl.col("protocol_version").is_not_null()
-        & ~pl.col("_sup").str.contains(pl.format('"{}"', pl.col("protocol_version")), literal=True)
+        & ~pl.col("_sup").str.contains(fmt('"{}"', pl.col("protocol_version")), literal=True)
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'request retried with protocol version "{}", which the -32022 error at {} '
             "did not list (supported: {})",
             "protocol_version",
@@ -900,7 +901,7 @@ def invalid_log_level_accepted(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'server accepted the request at {} although its logLevel "{}" is not a log level',
             line_of("request_ordinal"),
             "_level",
@@ -1008,7 +1009,7 @@ def extension_id_format(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         per_msg,
-        pl.format(
+        fmt(
             'extension identifier "{}" lacks a valid prefix/name form such as io.example/name',
             "key",
         ),
@@ -1139,7 +1140,7 @@ def meta_key_format(ctx: LintContext) -> pl.DataFrame:
     per_msg = bad.group_by("ordinal").agg(
         pl.col("key").unique(maintain_order=True).str.join('", "')
     )
-    return findings(per_msg, pl.format('_meta key not in the key name format: "{}"', "key"))
+    return findings(per_msg, fmt('_meta key not in the key name format: "{}"', "key"))
 
 
 # W3C Trace Context level 1: version-traceid-parentid-flags, lowercase hex; version ff is
@@ -1238,10 +1239,10 @@ def trace_context_format(ctx: LintContext) -> pl.DataFrame:
     bad = rows.filter(tp_bad | ts_bad | bg_bad)
     msg = (
         pl.when(tp_bad)
-        .then(pl.format('traceparent "{}" is not a W3C Trace Context traceparent', "_tp"))
+        .then(fmt('traceparent "{}" is not a W3C Trace Context traceparent', "_tp"))
         .when(ts_bad)
-        .then(pl.format('tracestate "{}" is not a W3C Trace Context tracestate', "_ts"))
-        .otherwise(pl.format('baggage "{}" is not a W3C Baggage value', "_bg"))
+        .then(fmt('tracestate "{}" is not a W3C Trace Context tracestate', "_ts"))
+        .otherwise(fmt('baggage "{}" is not a W3C Baggage value', "_bg"))
     )
     return findings(bad, msg)
 
@@ -1365,14 +1366,10 @@ def missing_capability_error_invalid(ctx: LintContext) -> pl.DataFrame:
         .when(~pl.col("_required").str.starts_with("{"))
         .then(pl.lit("has a data.requiredCapabilities that is not an object"))
         .when(pl.col("_granted").is_not_null() & pl.col("_request").is_not_null())
-        .then(
-            pl.format(
-                'lists "{}", which the request declared in its clientCapabilities', "_granted"
-            )
-        )
+        .then(fmt('lists "{}", which the request declared in its clientCapabilities', "_granted"))
     )
     bad = judged.with_columns(_problem=problem).filter(pl.col("_problem").is_not_null())
-    return findings(bad, pl.format("MissingRequiredClientCapability error {}", "_problem"))
+    return findings(bad, fmt("MissingRequiredClientCapability error {}", "_problem"))
 
 
 @rule(
@@ -1450,12 +1447,12 @@ def discover_result_incomplete(ctx: LintContext) -> pl.DataFrame:
         pl.when(
             is_list
             & pl.col("_asked").is_not_null()
-            & ~pl.col("_sup").str.contains(pl.format('"{}"', "_asked"), literal=True)
-        ).then(pl.format('does not list "{}", the version the request was sent with', "_asked")),
+            & ~pl.col("_sup").str.contains(fmt('"{}"', "_asked"), literal=True)
+        ).then(fmt('does not list "{}", the version the request was sent with', "_asked")),
         pl.when(pl.col("_caps").is_null()).then(pl.lit("has no capabilities")),
         pl.when(pl.col("_caps").is_not_null() & ~pl.col("_caps").str.starts_with("{")).then(
             pl.lit("has capabilities that are not an object")
         ),
     ).list.drop_nulls()
     bad = rows.with_columns(_problem=problems.list.join(" and ")).filter(pl.col("_problem") != "")
-    return findings(bad, pl.format("server/discover result {}", "_problem"))
+    return findings(bad, fmt("server/discover result {}", "_problem"))

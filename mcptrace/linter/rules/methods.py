@@ -20,6 +20,7 @@ from functools import cache
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, MODERN, findings, rule
 from mcptrace.linter.rules.envelope import plain_jsonrpc
@@ -71,9 +72,7 @@ def _every_method() -> pl.Series:
 
 def times(column: str) -> pl.Expr:
     """``once`` or ``N times`` for a count column."""
-    return (
-        pl.when(pl.col(column) == 1).then(pl.lit("once")).otherwise(pl.format("{} times", column))
-    )
+    return pl.when(pl.col(column) == 1).then(pl.lit("once")).otherwise(fmt("{} times", column))
 
 
 def _judged(ctx: LintContext) -> pl.DataFrame:
@@ -252,7 +251,7 @@ def method_not_in_revision(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         rows,
-        pl.format(
+        fmt(
             "{} is not a method of revision {} (defined in: {})",
             "method",
             "judge",
@@ -312,7 +311,7 @@ def non_mcp_method(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         rows,
-        pl.format(
+        fmt(
             'method "{}" is not defined by any MCP revision (used {} in this session)',
             "method",
             times("uses"),
@@ -370,7 +369,7 @@ def method_wrong_direction(ctx: LintContext) -> pl.DataFrame:
     side = {"c2s": "client to server", "s2c": "server to client"}
     return findings(
         rows,
-        pl.format(
+        fmt(
             "{} sent {}; in {} it only travels {}",
             "method",
             pl.col("direction").cast(pl.String).replace_strict(side),
@@ -422,7 +421,7 @@ def server_request_in_modern(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         rows,
-        pl.format("server sent a {} request; 2026-07-28 servers never send requests", "method"),
+        fmt("server sent a {} request; 2026-07-28 servers never send requests", "method"),
     )
 
 
@@ -467,7 +466,7 @@ def client_response_in_modern(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         rows,
-        pl.format(
+        fmt(
             "client sent a JSON-RPC {} (id {}); 2026-07-28 clients never respond",
             "kind",
             pl.col("id").fill_null("null"),
@@ -555,7 +554,7 @@ def deprecated_feature_used(ctx: LintContext) -> pl.DataFrame:
         .agg(pl.col("ordinal").first(), pl.len().alias("uses"))
     )
     return findings(
-        rows, pl.format("uses deprecated {} (used {} in this session)", "feature", times("uses"))
+        rows, fmt("uses deprecated {} (used {} in this session)", "feature", times("uses"))
     )
 
 
@@ -601,5 +600,5 @@ def request_method_without_id(ctx: LintContext) -> pl.DataFrame:
         ),
     )
     return findings(
-        rows, pl.format("{} is a request in {} but was sent without an id", "method", "judge")
+        rows, fmt("{} is a request in {} but was sent without an id", "method", "judge")
     )

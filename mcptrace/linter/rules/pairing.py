@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.calls import broken_off, key_hash
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, LEGACY, MODERN, findings, line_of, rule
@@ -141,7 +142,7 @@ def request_id_reused(ctx: LintContext) -> pl.DataFrame:
     bad = req.filter(pl.col("request_ordinal") != pl.col("_first")).rename(
         {"request_ordinal": "ordinal"}
     )
-    message = pl.format(
+    message = fmt(
         "request {} reuses id {}, first used by this sender at {}",
         "method",
         "id",
@@ -198,9 +199,9 @@ def request_id_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     when = (
         pl.when(pl.col("_answered").is_null())
         .then(pl.lit("never answered"))
-        .otherwise(pl.format("answered only at {}", line_of("_answered")))
+        .otherwise(fmt("answered only at {}", line_of("_answered")))
     )
-    message = pl.format(
+    message = fmt(
         "request {} reuses id {} while the request at {} is still in flight ({})",
         "method",
         "id",
@@ -276,9 +277,9 @@ def response_without_request(ctx: LintContext) -> pl.DataFrame:
     what = pl.when(pl.col("kind") == "error").then(pl.lit("error")).otherwise(pl.lit("response"))
     message = (
         pl.when(pl.col("id").is_null())
-        .then(pl.format("{} has no id, so it answers no request", what))
+        .then(fmt("{} has no id, so it answers no request", what))
         .otherwise(
-            pl.format(
+            fmt(
                 "{} to id {} matches no earlier request from the {}",
                 what,
                 "id",
@@ -346,7 +347,7 @@ def duplicate_response(ctx: LintContext) -> pl.DataFrame:
         strategy="backward",
         check_sortedness=False,
     ).rename({"response_ordinal": "ordinal"})
-    message = pl.format(
+    message = fmt(
         "another response to the request at {} (id {}), already answered at {}",
         line_of("_asked"),
         "id",
@@ -408,7 +409,7 @@ def error_without_id(ctx: LintContext) -> pl.DataFrame:
         & ~pl.col("error_code").is_in(_UNREADABLE_CODES)
         & ~(pl.col("http_status") >= 400).fill_null(False)
     )
-    message = pl.format(
+    message = fmt(
         "error {} has no id, although only errors about unreadable requests "
         "(-32700, -32600) may omit it",
         "error_code",
@@ -533,7 +534,7 @@ def unanswered_request(ctx: LintContext) -> pl.DataFrame:
         if not rows.is_empty()
         else pl.Series([], dtype=pl.Int64).implode()
     )
-    message = pl.format(
+    message = fmt(
         "request {} id {} was never answered, although the {} kept sending messages{}",
         "method",
         "id",
@@ -594,7 +595,7 @@ def unanswered_at_end_of_capture(ctx: LintContext) -> pl.DataFrame:
     message = (
         pl.when(pl.col("_unordered"))
         .then(
-            pl.format(
+            fmt(
                 "request {} id {} has no response in the capture (the two per-direction "
                 "files cannot be ordered)",
                 "method",
@@ -602,7 +603,7 @@ def unanswered_at_end_of_capture(ctx: LintContext) -> pl.DataFrame:
             )
         )
         .otherwise(
-            pl.format(
+            fmt(
                 "request {} id {} unanswered at end of capture: the {} sent nothing after it",
                 "method",
                 "id",

@@ -21,6 +21,7 @@ from datetime import timedelta
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.calls import key_hash
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, line_of, rule
@@ -236,9 +237,7 @@ def progress_token_wrong_type(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
-            "progressToken {} is a JSON {}, not a string or integer", token, _token_type(token)
-        ),
+        fmt("progressToken {} is a JSON {}, not a string or integer", token, _token_type(token)),
     )
 
 
@@ -309,7 +308,7 @@ def progress_token_reused_in_flight(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "progressToken {} is already used by the request at {}, which is still in flight",
             "token",
             line_of("holder_ordinal"),
@@ -388,7 +387,7 @@ def progress_for_unknown_token(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         unknown,
-        pl.format(
+        fmt(
             "progress notification for token {}, which no earlier request {} carried",
             "token",
             sender,
@@ -465,8 +464,7 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
         .sort("request_ordinal", maintain_order=True, multithreaded=False)
     )
     # the rows that do not increase first, then the previous row's columns for those
-    # few only, gathered by position. (Not by `shift` columns: polars 2.1 panics in
-    # `pl.format` on them after a filter.)
+    # few only, gathered by position
     prev = pl.int_range(pl.len(), dtype=pl.Int64) - 1
     bad = ranked.with_columns(_prev=prev).filter(
         (pl.col("request_ordinal") == pl.col("request_ordinal").shift(1))
@@ -479,7 +477,7 @@ def progress_not_increasing(ctx: LintContext) -> pl.DataFrame:
     ).drop("_prev")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "progress {} for token {} does not increase on the previous notification ({}: {})",
             "value_text",
             "token",
@@ -552,7 +550,7 @@ def progress_after_completion(ctx: LintContext) -> pl.DataFrame:
     ).filter(~same_line)
     return findings(
         late,
-        pl.format(
+        fmt(
             "progress notification for token {} after the response to its request ({})",
             "token",
             line_of("response_ordinal"),

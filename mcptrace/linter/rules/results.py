@@ -10,6 +10,7 @@ from collections import Counter
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.calls import key_hash
 from mcptrace.linter.context import LintContext, computed_where, settle
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
@@ -112,7 +113,7 @@ def result_missing_result_type(ctx: LintContext) -> pl.DataFrame:
     rows = _modern_results(ctx).filter(pl.col("result_type").is_null())
     bad = rows.filter(path("$.result.resultType").is_null() & path("$.result").str.starts_with("{"))
     what = pl.when(pl.col("request_method").is_not_null()).then(
-        pl.format("{} result has no resultType", "request_method")
+        fmt("{} result has no resultType", "request_method")
     )
     return findings(bad, what.otherwise(pl.lit("result has no resultType")))
 
@@ -168,10 +169,8 @@ def unknown_result_type(ctx: LintContext) -> pl.DataFrame:
     )
     msg = (
         pl.when(pl.col("result_type").is_null())
-        .then(pl.format("resultType {} is not a string", "_rt"))
-        .otherwise(
-            pl.format('resultType "{}" is neither "complete" nor "input_required"', "result_type")
-        )
+        .then(fmt("resultType {} is not a string", "_rt"))
+        .otherwise(fmt('resultType "{}" is neither "complete" nor "input_required"', "result_type"))
     )
     return findings(rows, msg)
 
@@ -225,7 +224,7 @@ def input_required_on_unsupported_method(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "input_required result answers {}, which does not support multi round-trip requests",
             "request_method",
         ),
@@ -357,11 +356,11 @@ def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
     )
     problem = (
         pl.when(pl.col("_v") != "{")
-        .then(pl.format('input request "{}" is not a request object', "_key"))
+        .then(fmt('input request "{}" is not a request object', "_key"))
         .when(pl.col("_m").is_null())
-        .then(pl.format('input request "{}" has no method', "_key"))
+        .then(fmt('input request "{}" has no method', "_key"))
         .when(~pl.col("_m").str.starts_with('"') | ~pl.col("_method").is_in(_INPUT_METHODS))
-        .then(pl.format('input request "{}" has method {}', "_key", "_m"))
+        .then(fmt('input request "{}" has method {}', "_key", "_m"))
     )
     bad = entries.with_columns(_p=problem).filter(pl.col("_p").is_not_null())
     if bad.is_empty():  # the usual case: no text is grouped, nor the rows joined
@@ -370,7 +369,7 @@ def input_request_unsupported_method(ctx: LintContext) -> pl.DataFrame:
     per_text = per_text.join(texts.with_columns(pl.col("ordinal").cast(pl.Int64)), on="ordinal")
     per_msg = rows.join(per_text.drop("ordinal"), on="_ir", maintain_order="left")
     allowed = ", ".join(_INPUT_METHODS)
-    return findings(per_msg, pl.format("{} (allowed: {})", "_p", pl.lit(allowed)))
+    return findings(per_msg, fmt("{} (allowed: {})", "_p", pl.lit(allowed)))
 
 
 def mrtr_retries(ctx: LintContext) -> pl.DataFrame:
@@ -669,7 +668,7 @@ def mrtr_retry_reuses_id(ctx: LintContext) -> pl.DataFrame:
     bad = pairs.filter(pl.col("id") == pl.col("first_id"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "retry of the {} request at {} reuses its id {}",
             "method",
             line_of("first_ordinal"),
@@ -757,7 +756,7 @@ def mrtr_request_state_not_echoed(ctx: LintContext) -> pl.DataFrame:
     how = pl.when(pl.col("state").is_null()).then(pl.lit("omits")).otherwise(pl.lit("alters"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "retry of the {} request at {} {} the requestState of the input_required result at {}",
             "method",
             line_of("first_ordinal"),
@@ -845,7 +844,7 @@ def mrtr_unsolicited_request_state(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "retry of the {} request at {} sends a requestState "
             "the input_required result at {} did not give",
             "method",
@@ -949,7 +948,7 @@ def cacheable_result_missing_hints(ctx: LintContext) -> pl.DataFrame:
         .then(pl.lit("ttlMs"))
         .otherwise(pl.lit("cacheScope"))
     )
-    return findings(bad, pl.format("{} result lacks {}", "request_method", missing))
+    return findings(bad, fmt("{} result lacks {}", "request_method", missing))
 
 
 @rule(code="RS010", name="negative-ttl", severity="error", revisions=MODERN, scope="message")
@@ -987,7 +986,7 @@ def negative_ttl(ctx: LintContext) -> pl.DataFrame:
     # out is judged, and _cache_hints keeps a cacheable one without searching its text
     rows = _cache_hints(ctx).filter(pl.col("_ttl").cast(pl.Float64, strict=False) < 0)
     bad = rows.filter(pl.col("message").str.contains('"ttlMs"', literal=True))
-    return findings(bad, pl.format("ttlMs is {}; it must be 0 or more", "_ttl"))
+    return findings(bad, fmt("ttlMs is {}; it must be 0 or more", "_ttl"))
 
 
 @rule(
@@ -1045,9 +1044,7 @@ def completion_too_many_values(ctx: LintContext) -> pl.DataFrame:
         .agg(_n=pl.len())
         .filter(pl.col("_n") > 100)
     )
-    return findings(
-        counts, pl.format("completion result lists {} values; the maximum is 100", "_n")
-    )
+    return findings(counts, fmt("completion result lists {} values; the maximum is 100", "_n"))
 
 
 @rule(
@@ -1110,17 +1107,13 @@ def input_required_with_cache_hints(ctx: LintContext) -> pl.DataFrame:
         .then(pl.lit("ttlMs"))
         .otherwise(pl.lit("cacheScope"))
     )
-    return findings(
-        bad, pl.format("input_required result carries {}, though it is not cacheable", which)
-    )
+    return findings(bad, fmt("input_required result carries {}, though it is not cacheable", which))
 
 
 def _request_name(method: str, target: str) -> pl.Expr:
     """``tools/call book_trip``: the method, then the target when there is one."""
     return (
-        pl.when(pl.col(target) == "")
-        .then(pl.col(method))
-        .otherwise(pl.format("{} {}", method, target))
+        pl.when(pl.col(target) == "").then(pl.col(method)).otherwise(fmt("{} {}", method, target))
     )
 
 
@@ -1238,7 +1231,7 @@ def mrtr_input_responses_incomplete(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'retry of the {} request at {} has no inputResponses for "{}", asked for by '
             "the input_required result at {}",
             "method",
@@ -1326,7 +1319,7 @@ def mrtr_request_state_cross_use(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} request carries the requestState of the input_required result at {}, "
             "which answered the {} request at {}",
             _request_name("method", "_tkey"),
@@ -1425,7 +1418,7 @@ def cache_scope_differs_across_pages(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'cacheScope "{}" differs from "{}" on the previous page of this {} ({})',
             "_scope",
             "_prev_scope",
@@ -1547,9 +1540,7 @@ def tool_name_format(ctx: LintContext) -> pl.DataFrame:
         return findings(lists.clear(), "")
     at_fault = distinct.join(verdicts, on="_tools").select("list", "_problem")
     bad = lists.join(at_fault, on="list", maintain_order="left")
-    return findings(
-        bad, pl.format("tools/list result breaks the tool naming rules: {}", "_problem")
-    )
+    return findings(bad, fmt("tools/list result breaks the tool naming rules: {}", "_problem"))
 
 
 #: the list methods with `cursor`/`nextCursor` pagination in some revision (PaginatedRequest)
@@ -1744,15 +1735,13 @@ def cursor_not_issued(ctx: LintContext) -> pl.DataFrame:
     where = (
         pl.when(pl.col("other").is_not_null())
         .then(
-            pl.format(
-                " (it is the nextCursor of the {} result at {})", "other", line_of("other_ordinal")
-            )
+            fmt(" (it is the nextCursor of the {} result at {})", "other", line_of("other_ordinal"))
         )
         .otherwise(pl.lit(""))
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             '{} request sends cursor "{}", which no earlier {} result of this session '
             "returned as its nextCursor{}",
             "method",
@@ -1841,7 +1830,7 @@ def invalid_cursor_wrong_error(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "error {} answers the {} request with {}: invalid cursors should get -32602"
             " (Invalid params)",
             "error_code",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext, computed_where
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule
 from mcptrace.linter.schemas import VALIDATION_SCHEMA, validate_messages
@@ -55,7 +56,7 @@ def _validation(ctx: LintContext) -> pl.DataFrame:
 def _more() -> pl.Expr:
     return (
         pl.when(pl.col("errors") > 1)
-        .then(pl.format(" (first of {} errors)", "errors"))
+        .then(fmt(" (first of {} errors)", "errors"))
         .otherwise(pl.lit(""))
     )
 
@@ -106,7 +107,7 @@ def schema_envelope_invalid(ctx: LintContext) -> pl.DataFrame:
     `JSONRPCResultResponse`, `JSONRPCErrorResponse`.
     """
     bad = _validation(ctx).filter(pl.col("check") == "envelope")
-    return findings(bad, pl.format("{} fails at {}: {}{}", "definition", "path", "error", _more()))
+    return findings(bad, fmt("{} fails at {}: {}{}", "definition", "path", "error", _more()))
 
 
 @rule(
@@ -152,7 +153,7 @@ def schema_message_invalid(ctx: LintContext) -> pl.DataFrame:
     method (up to 2025-06-18 they lack the `jsonrpc`/`id` envelope, which SC001 checks).
     """
     bad = _validation(ctx).filter(pl.col("check") == "message")
-    return findings(bad, pl.format("{} fails at {}: {}{}", "definition", "path", "error", _more()))
+    return findings(bad, fmt("{} fails at {}: {}{}", "definition", "path", "error", _more()))
 
 
 @rule(
@@ -207,7 +208,7 @@ def schema_result_invalid(ctx: LintContext) -> pl.DataFrame:
     bad = bad.join(ctx.part("responses", "ordinal", "request_method"), on="ordinal", how="left")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "result of {} fails {} at {}: {}{}",
             "request_method",
             "definition",
@@ -267,7 +268,5 @@ def schema_error_invalid(ctx: LintContext) -> pl.DataFrame:
     bad = ctx.lookup(bad, "ordinal", error_code="error_code")
     return findings(
         bad,
-        pl.format(
-            "error {} fails {} at {}: {}{}", "error_code", "definition", "path", "error", _more()
-        ),
+        fmt("error {} fails {} at {}: {}{}", "error_code", "definition", "path", "error", _more()),
     )

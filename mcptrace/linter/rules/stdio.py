@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import ALL_REVISIONS, findings, rule, since
 
@@ -102,7 +103,7 @@ def _pollution(ctx: LintContext) -> pl.DataFrame:
 def _shown(text: pl.Expr) -> pl.Expr:
     """The start of a line, for a message."""
     short = text.str.slice(0, 60)
-    return pl.when(text.str.len_chars() > 60).then(pl.format("{}…", short)).otherwise(short)
+    return pl.when(text.str.len_chars() > 60).then(fmt("{}…", short)).otherwise(short)
 
 
 @rule(
@@ -150,9 +151,7 @@ def stdio_stdout_pollution(ctx: LintContext) -> pl.DataFrame:
         .then(pl.lit("server stdout"))
         .otherwise(pl.lit("stdio stream"))
     )
-    return findings(
-        bad, pl.format('non-MCP line on the {}: "{}"', where, _shown(pl.col("message")))
-    )
+    return findings(bad, fmt('non-MCP line on the {}: "{}"', where, _shown(pl.col("message"))))
 
 
 @rule(
@@ -189,9 +188,7 @@ def stdio_stdin_pollution(ctx: LintContext) -> pl.DataFrame:
     (2024-11-05 to 2025-11-25).
     """
     bad = _pollution(ctx).filter(pl.col("direction") == "c2s")
-    return findings(
-        bad, pl.format('non-MCP line on the server stdin: "{}"', _shown(pl.col("message")))
-    )
+    return findings(bad, fmt('non-MCP line on the server stdin: "{}"', _shown(pl.col("message"))))
 
 
 @rule(
@@ -252,7 +249,7 @@ def message_not_utf8(ctx: LintContext) -> pl.DataFrame:
     return findings(
         bad,
         pl.when(where.is_not_null())
-        .then(pl.format("line is not valid UTF-8 (first bad byte at offset {})", where))
+        .then(fmt("line is not valid UTF-8 (first bad byte at offset {})", where))
         .when(bad_bytes)
         .then(pl.lit("line is not valid UTF-8"))
         .otherwise(pl.lit("the stream starts with a UTF-8 byte order mark")),

@@ -18,6 +18,7 @@ import re
 
 import polars as pl
 
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.jsontext import content, json_tokens, path, unquote
 from mcptrace.linter.rule import MODERN, findings, line_of, rule
@@ -52,7 +53,7 @@ def _sid(where: str) -> dict[str, pl.Expr]:
 
 def sid_text() -> pl.Expr:
     """The subscriptionId as JSON text (as the ``id`` column spells request ids)."""
-    return pl.when(pl.col("sid_str")).then(pl.format('"{}"', "sid")).otherwise(pl.col("sid"))
+    return pl.when(pl.col("sid_str")).then(fmt('"{}"', "sid")).otherwise(pl.col("sid"))
 
 
 def stream_notifications(ctx: LintContext) -> pl.DataFrame:
@@ -199,9 +200,7 @@ def stream_notification_missing_subscription_id(ctx: LintContext) -> pl.DataFram
         )
     ).filter(pl.col("modern"), pl.col("direction") != "c2s", pl.col("method").is_in(_STREAM_ONLY))
     bad = rows.with_columns(**_sid("params")).filter(pl.col("sid").is_null())
-    return findings(
-        bad, pl.format("{} carries no {} in _meta", "method", pl.lit(SUBSCRIPTION_ID_KEY))
-    )
+    return findings(bad, fmt("{} carries no {} in _meta", "method", pl.lit(SUBSCRIPTION_ID_KEY)))
 
 
 @rule(
@@ -290,7 +289,7 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
     problem = (
         pl.when(pl.col("req_ordinal").is_not_null() & (pl.col("req_method") != _LISTEN))
         .then(
-            pl.format(
+            fmt(
                 "names the {} request at {}, not a subscriptions/listen request",
                 "req_method",
                 line_of("req_ordinal"),
@@ -298,7 +297,7 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
         )
         .when(pl.col("req_ordinal").is_not_null() & (pl.col("closed_at") < pl.col("ordinal")))
         .then(
-            pl.format(
+            fmt(
                 "names the subscriptions/listen request at {}, which the server closed at {}",
                 line_of("req_ordinal"),
                 line_of("closed_at"),
@@ -306,7 +305,7 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
         )
         .when(pl.col("req_ordinal").is_null() & pl.col("_to").is_not_null())
         .then(
-            pl.format(
+            fmt(
                 "is a {} but the subscriptions/listen request at {} has a {} id",
                 pl.when(pl.col("sid_str")).then(pl.lit("string")).otherwise(pl.lit("number")),
                 line_of("_to"),
@@ -317,7 +316,7 @@ def subscription_id_not_open_listen(ctx: LintContext) -> pl.DataFrame:
         .then(pl.lit("names no request of the session"))
     )
     bad = rows.with_columns(_p=problem).filter(pl.col("_p").is_not_null())
-    return findings(bad, pl.format("subscriptionId {} {}", "_shown", "_p"))
+    return findings(bad, fmt("subscriptionId {} {}", "_shown", "_p"))
 
 
 def _listen_stream(ctx: LintContext) -> pl.DataFrame:
@@ -450,11 +449,11 @@ def listen_acknowledgment_not_first(ctx: LintContext) -> pl.DataFrame:
     when = pl.when(pl.col("_ack").is_null()).then(pl.lit("which is never acknowledged"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} sent on the subscription of the request at {} before its acknowledgment{}",
             what,
             line_of("req_ordinal"),
-            pl.format(" ({})", when).fill_null(""),
+            fmt(" ({})", when).fill_null(""),
         ),
     )
 
@@ -538,7 +537,7 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
     list_bad = rows.filter(pl.col("method").is_in(list(_LIST_CHANGED)) & ~wanted)
     field_of = pl.col("method").replace_strict(_LIST_CHANGED, default=None)
     list_bad = list_bad.with_columns(
-        _p=pl.format("the listen request at {} did not set {}", line_of("req_ordinal"), field_of)
+        _p=fmt("the listen request at {} did not set {}", line_of("req_ordinal"), field_of)
     )
 
     updated = ctx.lookup(
@@ -556,13 +555,13 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
         .join(subs, on="req_ordinal")
         .filter(
             (pl.col("_uri") == pl.col("_s"))
-            | pl.col("_uri").str.starts_with(pl.format("{}/", pl.col("_s").str.strip_suffix("/")))
+            | pl.col("_uri").str.starts_with(fmt("{}/", pl.col("_s").str.strip_suffix("/")))
         )
         .select("ordinal")
         .unique()
     )
     upd_bad = updated.join(covered, on="ordinal", how="anti").with_columns(
-        _p=pl.format(
+        _p=fmt(
             "{} is not among the resourceSubscriptions of the listen request at {}",
             "_uri",
             line_of("req_ordinal"),
@@ -571,7 +570,7 @@ def listen_notification_not_requested(ctx: LintContext) -> pl.DataFrame:
     bad = pl.concat(
         [list_bad.select("ordinal", "method", "_p"), upd_bad.select("ordinal", "method", "_p")]
     )
-    return findings(bad, pl.format("{} not requested: {}", "method", "_p"))
+    return findings(bad, fmt("{} not requested: {}", "method", "_p"))
 
 
 @rule(
@@ -615,10 +614,8 @@ def listen_result_missing_subscription_id(ctx: LintContext) -> pl.DataFrame:
     """
     rows = _listen_results(ctx).with_columns(**_sid("result"))
     bad = rows.filter(pl.col("sid").is_null() | (sid_text() != pl.col("id")))
-    missing = pl.format(
-        "subscriptions/listen result carries no {} in _meta", pl.lit(SUBSCRIPTION_ID_KEY)
-    )
-    other = pl.format(
+    missing = fmt("subscriptions/listen result carries no {} in _meta", pl.lit(SUBSCRIPTION_ID_KEY))
+    other = fmt(
         "subscriptions/listen result names subscription {} but answers request id {}",
         sid_text(),
         "id",
@@ -719,13 +716,9 @@ def server_cancel_not_for_listen(ctx: LintContext) -> pl.DataFrame:
     )
     problem = (
         pl.when(pl.col("req_ordinal").is_not_null() & (pl.col("req_method") != _LISTEN))
-        .then(pl.format("names the {} request at {}", "req_method", line_of("req_ordinal")))
+        .then(fmt("names the {} request at {}", "req_method", line_of("req_ordinal")))
         .when(pl.col("req_ordinal").is_null() & (pl.col("_first") < pl.col("ordinal")))
-        .then(
-            pl.format(
-                "names request id {}, which no client request of the session used", "cancel_id"
-            )
-        )
+        .then(fmt("names request id {}, which no client request of the session used", "cancel_id"))
     )
     bad_named = (
         named.with_columns(_p=problem).filter(pl.col("_p").is_not_null()).select("ordinal", "_p")
@@ -736,7 +729,7 @@ def server_cancel_not_for_listen(ctx: LintContext) -> pl.DataFrame:
     bad = pl.concat([bad_named, no_id])
     return findings(
         bad,
-        pl.format(
+        fmt(
             "server-sent notifications/cancelled {}; "
             "servers may only end subscriptions/listen streams",
             "_p",
@@ -827,7 +820,7 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
         ]
     ).list.drop_nulls()
     flags = rows.with_columns(_g=granted.list.join(", ")).filter(pl.col("_g") != "")
-    flags = flags.select("ordinal", "req_ordinal", _p=pl.format("grants {}", "_g"))
+    flags = flags.select("ordinal", "req_ordinal", _p=fmt("grants {}", "_g"))
 
     def uris(frame: pl.DataFrame, col: str, key: str) -> pl.DataFrame:
         listed = frame.filter(pl.col(col).str.starts_with("[")).select(ordinal=key, _l=col)
@@ -844,7 +837,7 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
         acked.join(asked, on=["req_ordinal", "_uri"], how="anti")
         .group_by("ordinal", "req_ordinal", maintain_order=True)
         .agg(pl.col("_uri").str.join(", "))
-        .select("ordinal", "req_ordinal", _p=pl.format("subscribes {}", "_uri"))
+        .select("ordinal", "req_ordinal", _p=fmt("subscribes {}", "_uri"))
     )
     bad = (
         pl.concat([flags, extra])
@@ -853,7 +846,7 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "acknowledgment {}, which the listen request at {} did not ask for",
             "_p",
             line_of("req_ordinal"),

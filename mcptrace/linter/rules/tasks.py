@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import and_more, findings, line_of, quoted, rule, shown
 from mcptrace.linter.rules.cancellation import matched_cancels, sent_well_after_response
@@ -157,7 +158,7 @@ def _build_statuses(ctx: LintContext) -> pl.DataFrame:
     ).with_columns(request_ordinal=pl.lit(None, pl.Int64))
     parts = [
         created.with_columns(what=pl.lit("CreateTaskResult")),
-        single.with_columns(what=pl.format("{} result", "request_method")),
+        single.with_columns(what=fmt("{} result", "request_method")),
         listed.with_columns(what=pl.lit("tasks/list result")),
         notified.with_columns(what=pl.lit(_STATUS)),
     ]
@@ -245,7 +246,7 @@ def task_cancelled_by_notification(ctx: LintContext) -> pl.DataFrame:
     late = sent_well_after_response(ctx, cancels)
     return findings(
         late.sort("ordinal"),
-        pl.format(
+        fmt(
             "notifications/cancelled names request id {} ({}), which became task {} at {}: "
             "a task is cancelled with tasks/cancel",
             "id",
@@ -343,7 +344,7 @@ def task_status_transition(ctx: LintContext) -> pl.DataFrame:
     more = and_more()
     return findings(
         later,
-        pl.format(
+        fmt(
             "{} reports task {} as {}, but it was already {} ({} at {}), a terminal status{}",
             "what",
             "task_id",
@@ -446,7 +447,7 @@ def task_cancel_terminal_not_rejected(ctx: LintContext) -> pl.DataFrame:
     ).filter(pl.col("_end_ordinal").is_not_null())
     return findings(
         late.with_columns(ordinal="response_ordinal"),
-        pl.format(
+        fmt(
             "tasks/cancel ({}) for task {}, already {} at {}, answered with a result "
             "instead of error -32602",
             line_of("request_ordinal"),
@@ -533,16 +534,16 @@ def task_result_without_related_task(ctx: LintContext) -> pl.DataFrame:
         bad,
         pl.when(missing)
         .then(
-            pl.format(
+            fmt(
                 'tasks/result response (request at {}) has no _meta["{}"]',
                 line_of("request_ordinal"),
                 pl.lit(_RELATED),
             )
         )
         .when(pl.col("_related_id").is_null())
-        .then(pl.format('_meta["{}"] of a tasks/result response has no taskId', pl.lit(_RELATED)))
+        .then(fmt('_meta["{}"] of a tasks/result response has no taskId', pl.lit(_RELATED)))
         .otherwise(
-            pl.format(
+            fmt(
                 '_meta["{}"] of a tasks/result response names task {}, but the request ({}) '
                 "asked for task {}",
                 pl.lit(_RELATED),
@@ -705,12 +706,12 @@ def task_without_capability(ctx: LintContext) -> pl.DataFrame:
     bad = _augmented(ctx).filter(~pl.col("declared"))
     why = (
         pl.when(pl.col("tasks"))
-        .then(pl.format("its tasks capability has no {}", "gate"))
+        .then(fmt("its tasks capability has no {}", "gate"))
         .otherwise(pl.lit("it declared no tasks capability"))
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} request carries params.task, but the {} did not declare task support for it ({})",
             "method",
             "side",
@@ -856,7 +857,7 @@ def task_create_result_missing(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad.sort("ordinal"),
-        pl.format(
+        fmt(
             "response to a task-augmented {} ({}) is not a CreateTaskResult, though the "
             "{} declared {}: {}",
             "method",
@@ -1048,14 +1049,14 @@ def tool_task_support_ignored(ctx: LintContext) -> pl.DataFrame:
     support = (
         pl.when(pl.col("task_support").is_null())
         .then(pl.lit("no execution.taskSupport"))
-        .otherwise(pl.format("execution.taskSupport {}", quoted(bad, "task_support")))
+        .otherwise(fmt("execution.taskSupport {}", quoted(bad, "task_support")))
     )
     did = (
         pl.when(augmented)
         .then(pl.lit("is task-augmented"))
         .when(pl.col("malformed").is_null())
         .then(pl.lit("has no params.task"))
-        .otherwise(pl.format("has params.task {}, not a task object", "malformed"))
+        .otherwise(fmt("has params.task {}, not a task object", "malformed"))
     )
     need = (
         pl.when(augmented)
@@ -1064,7 +1065,7 @@ def tool_task_support_ignored(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "tools/call of tool {} {}, but the tool has {} (tools/list result at {}): {}",
             quoted(bad, "tool"),
             did,
@@ -1134,7 +1135,7 @@ def required_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     bad = _not_method_not_found(ctx, calls, "tool", "list_ordinal")
     return findings(
         bad.sort("ordinal"),
-        pl.format(
+        fmt(
             "answer to a tools/call of tool {} without params.task ({}) is {}, not error "
             '-32601, though the tool\'s execution.taskSupport is "required" (tools/list result '
             "at {})",
@@ -1165,7 +1166,7 @@ def _answer_words() -> pl.Expr:
         .then(pl.lit("a result"))
         .when(pl.col("error_code").is_null())
         .then(pl.lit("an error without an integer code"))
-        .otherwise(pl.format("error {}", "error_code"))
+        .otherwise(fmt("error {}", "error_code"))
     )
 
 
@@ -1225,11 +1226,11 @@ def forbidden_task_tool_not_rejected(ctx: LintContext) -> pl.DataFrame:
     support = (
         pl.when(pl.col("task_support").is_null())
         .then(pl.lit("has no execution.taskSupport"))
-        .otherwise(pl.format("has execution.taskSupport {}", quoted(bad, "task_support")))
+        .otherwise(fmt("has execution.taskSupport {}", quoted(bad, "task_support")))
     )
     return findings(
         bad.sort("ordinal"),
-        pl.format(
+        fmt(
             "answer to a task-augmented tools/call of tool {} ({}) is {}, not error -32601, "
             "though the tool {} (tools/list result at {})",
             quoted(bad, "tool"),
@@ -1388,7 +1389,7 @@ def task_poll_interval_ignored(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         judged,
-        pl.format(
+        fmt(
             "tasks/get of task {} {} ms after the previous one ({}), though its pollInterval is "
             "{} ms ({} at {})",
             quoted(judged, "task_id"),

@@ -21,6 +21,7 @@ import jsonschema_rs
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext, computed_where, settle
 from mcptrace.linter.rule import (
     MODERN,
@@ -523,7 +524,7 @@ def structured_content_mismatch(ctx: LintContext) -> pl.DataFrame:
         pl.col("_problem").is_not_null()
     )
     bad = rows.join(pairs, on=["output_schema", "_body"], maintain_order="left")
-    return findings(bad, pl.format("result of tool {} {}", quoted(bad, "tool"), "_problem"))
+    return findings(bad, fmt("result of tool {} {}", quoted(bad, "tool"), "_problem"))
 
 
 # --- TL002 -------------------------------------------------------------------------
@@ -623,7 +624,7 @@ def tools_order_changed(ctx: LintContext) -> pl.DataFrame:
     ).filter(pl.col("_changed").is_null() | (pl.col("_changed") < pl.col("_before_ordinal")))
     return findings(
         moved,
-        pl.format(
+        fmt(
             "tools/list lists the same {} tools as the result on {} in another order "
             "({}; was {}) with no {} in between",
             pl.col("_names").list.len(),
@@ -716,7 +717,7 @@ def x_mcp_header_invalid(ctx: LintContext) -> pl.DataFrame:
     )
     bad = tool_lists(ctx).join(verdicts, on="list", maintain_order="left")
     return findings(
-        bad, pl.format("tools/list result has invalid x-mcp-header annotations: {}", "_problem")
+        bad, fmt("tools/list result has invalid x-mcp-header annotations: {}", "_problem")
     )
 
 
@@ -881,7 +882,7 @@ def x_mcp_header_not_mirrored(ctx: LintContext) -> pl.DataFrame:
         )
     ).filter(pl.col("_problem").is_not_null())
     bad = rows.join(distinct, on=keys, nulls_equal=True, maintain_order="left")
-    return findings(bad, pl.format("HTTP tools/call of {}: {}", quoted(bad, "tool"), "_problem"))
+    return findings(bad, fmt("HTTP tools/call of {}: {}", quoted(bad, "tool"), "_problem"))
 
 
 # --- TL005 -------------------------------------------------------------------------
@@ -957,7 +958,7 @@ def tool_input_schema_invalid(ctx: LintContext) -> pl.DataFrame:
         schema={"list": pl.Int64, "_problem": pl.String},
     )
     bad = tool_lists(ctx).join(verdicts, on="list", maintain_order="left")
-    return findings(bad, pl.format("tools/list result has invalid tool schemas: {}", "_problem"))
+    return findings(bad, fmt("tools/list result has invalid tool schemas: {}", "_problem"))
 
 
 @rule(
@@ -1072,7 +1073,7 @@ def tool_input_error_as_protocol_error(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad.sort("ordinal"),
-        pl.format(
+        fmt(
             'tools/call of the listed tool "{}" ({}) answered with protocol error -32602'
             ' "{}": an input validation error belongs in a result with isError: true',
             "tool",

@@ -34,6 +34,7 @@ import re
 import polars as pl
 
 from mcptrace import _json
+from mcptrace._format import fmt
 from mcptrace.linter.context import LintContext
 from mcptrace.linter.rule import LEGACY, MODERN, SHOWN_CHARS, findings, line_of, rule, since
 from mcptrace.linter.rules.lifecycle import initialize_calls, ordered
@@ -241,8 +242,8 @@ def http_protocol_version_header_missing(ctx: LintContext) -> pl.DataFrame:
     legacy = ~pl.col("modern") & (pl.col("_init").is_null() | (pl.col("ordinal") > pl.col("_init")))
     modern = pl.col("modern") & (pl.col("kind") == "request")
     bad = rows.filter(legacy | modern)
-    what = pl.coalesce(pl.col("method"), pl.format("{} id {}", "kind", "id"))
-    return findings(bad, pl.format("HTTP POST of {} has no MCP-Protocol-Version header", what))
+    what = pl.coalesce(pl.col("method"), fmt("{} id {}", "kind", "id"))
+    return findings(bad, fmt("HTTP POST of {} has no MCP-Protocol-Version header", what))
 
 
 @rule(
@@ -299,7 +300,7 @@ def http_protocol_version_header_mismatch(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             'MCP-Protocol-Version header "{}" does not match _meta protocolVersion "{}"',
             "header",
             "protocol_version",
@@ -368,7 +369,7 @@ def http_standard_header_missing(ctx: LintContext) -> pl.DataFrame:
         .then(pl.lit("Mcp-Method header"))
         .otherwise(pl.lit("Mcp-Name header"))
     )
-    return findings(bad, pl.format("HTTP request {} has no {}", "method", missing))
+    return findings(bad, fmt("HTTP request {} has no {}", "method", missing))
 
 
 @rule(
@@ -454,14 +455,8 @@ def _build_header_body_mismatches(ctx: LintContext) -> pl.DataFrame:
     bad = rows.filter(method_differs | name_differs)
     mismatch = (
         pl.when(method_differs)
-        .then(
-            pl.format(
-                'Mcp-Method header "{}" does not match body method "{}"', "mcp_method", "method"
-            )
-        )
-        .otherwise(
-            pl.format('Mcp-Name header "{}" does not match body value "{}"', "mcp_name", "target")
-        )
+        .then(fmt('Mcp-Method header "{}" does not match body method "{}"', "mcp_method", "method"))
+        .otherwise(fmt('Mcp-Name header "{}" does not match body value "{}"', "mcp_name", "target"))
     )
     return bad.select(*columns, mismatch=mismatch)
 
@@ -562,7 +557,7 @@ def http_error_status_mismatch(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "JSON-RPC error {} sent with HTTP status {}, not {}",
             "error_code",
             "http_status",
@@ -620,10 +615,8 @@ def http_notification_not_answered_202(ctx: LintContext) -> pl.DataFrame:
     bad = client_http(ctx).filter(
         bodyless & status.is_not_null() & (status >= 200) & (status < 300) & (status != 202)
     )
-    what = pl.coalesce(pl.col("method"), pl.format("{} id {}", "kind", "id"))
-    return findings(
-        bad, pl.format("HTTP POST of {} was answered {}, not 202 Accepted", what, status)
-    )
+    what = pl.coalesce(pl.col("method"), fmt("{} id {}", "kind", "id"))
+    return findings(bad, fmt("HTTP POST of {} was answered {}, not 202 Accepted", what, status))
 
 
 @rule(
@@ -681,7 +674,7 @@ def http_accept_header_incomplete(ctx: LintContext) -> pl.DataFrame:
         pl.when(absent)
         .then(pl.lit("HTTP POST has no Accept header"))
         .otherwise(
-            pl.format(
+            fmt(
                 'HTTP POST Accept header "{}" does not list both application/json'
                 " and text/event-stream",
                 "accept",
@@ -745,9 +738,7 @@ def http_request_content_type_not_json(ctx: LintContext) -> pl.DataFrame:
     message = (
         pl.when(absent)
         .then(pl.lit("HTTP POST has no Content-Type header"))
-        .otherwise(
-            pl.format('HTTP POST Content-Type is "{}", not application/json', "content_type")
-        )
+        .otherwise(fmt('HTTP POST Content-Type is "{}", not application/json', "content_type"))
     )
     return findings(bad, message)
 
@@ -809,7 +800,7 @@ def http_response_content_type_invalid(ctx: LintContext) -> pl.DataFrame:
     bad = rows.filter(pl.col("content_type").is_not_null() & ~ok)
     return findings(
         bad,
-        pl.format(
+        fmt(
             'HTTP {} answer to a request has Content-Type "{}", not application/json'
             " or text/event-stream",
             "http_status",
@@ -960,7 +951,7 @@ def _request_label() -> pl.Expr:
         pl.when(pl.col("kind").is_in(["request", "notification"]))
         .then(pl.col("method"))
         .when(pl.col("kind").is_in(["response", "error"]))
-        .then(pl.format("response id {}", "id"))
+        .then(fmt("response id {}", "id"))
     )
     verb = pl.concat_str(pl.lit("HTTP"), pl.col("http_method").fill_null("request"), separator=" ")
     return pl.concat_str(verb, pl.lit(" of ") + what, ignore_nulls=True)
@@ -1019,7 +1010,7 @@ def http_session_id_charset(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} Mcp-Session-Id {}, which has a character outside visible ASCII (0x21-0x7E)",
             whose,
             "sid_text",
@@ -1102,14 +1093,14 @@ def http_session_id_not_echoed(ctx: LintContext) -> pl.DataFrame:
     message = (
         pl.when(pl.col("sid").is_null())
         .then(
-            pl.format(
+            fmt(
                 '{} has no Mcp-Session-Id header; initialize assigned "{}"',
                 _request_label(),
                 "assigned",
             )
         )
         .otherwise(
-            pl.format(
+            fmt(
                 '{} carries Mcp-Session-Id "{}", not the "{}" initialize assigned',
                 _request_label(),
                 "sid",
@@ -1185,7 +1176,7 @@ def http_unsupported_version_not_400(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} with unsupported MCP-Protocol-Version {} was answered {}, not 400 Bad Request",
             _request_label(),
             "text",
@@ -1293,12 +1284,12 @@ def http_disallowed_origin_not_forbidden(ctx: LintContext) -> pl.DataFrame:
     )
     more = (
         pl.when(pl.col("_count") > 1)
-        .then(pl.format(" (and {} more requests from it in this session)", pl.col("_count") - 1))
+        .then(fmt(" (and {} more requests from it in this session)", pl.col("_count") - 1))
         .otherwise(pl.lit(""))
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} from Origin {}, which is not an allowed origin, was answered {}, not 403"
             " Forbidden{}",
             _request_label(),
@@ -1394,7 +1385,7 @@ def http_session_reused_after_404(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             '{} carries Mcp-Session-Id "{}" after a request with it was answered 404;'
             " start a new session with initialize",
             _request_label(),
@@ -1511,7 +1502,7 @@ def mcp_name_not_base64(ctx: LintContext) -> pl.DataFrame:
     bad = rows.join(problems, on="target", maintain_order="left")
     return findings(
         bad,
-        pl.format(
+        fmt(
             "HTTP {} sends Mcp-Name {} plain, but it {}: it must be sent as =?base64?…?=",
             "method",
             "_text",
@@ -1653,7 +1644,7 @@ def http_response_on_get_stream(ctx: LintContext) -> pl.DataFrame:
     what = pl.when(pl.col("kind") == "error").then(pl.lit("error")).otherwise(pl.lit("response"))
     return findings(
         bad,
-        pl.format(
+        fmt(
             "server sent the JSON-RPC {} to id {} on the stream of the GET at {},"
             " which resumed no stream (no Last-Event-ID header): a response goes on the"
             " POST stream of its request",
@@ -1759,18 +1750,18 @@ def http_header_mismatch_accepted(ctx: LintContext) -> pl.DataFrame:
     error = (
         pl.when(pl.col("code").is_null())
         .then(pl.lit("an error without a code"))
-        .otherwise(pl.format("error {}", "code"))
+        .otherwise(fmt("error {}", "code"))
     )
     verdict = (
         pl.when(~rejected)
         .then(pl.lit("was answered with a result"))
         .when(wrong_status)
-        .then(pl.format("was rejected with {} and HTTP status {}", error, "status"))
-        .otherwise(pl.format("was rejected with {}", error))
+        .then(fmt("was rejected with {} and HTTP status {}", error, "status"))
+        .otherwise(fmt("was rejected with {}", error))
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "{} request id {} ({}), whose {}, {}: a header mismatch must be rejected"
             " with 400 Bad Request and HeaderMismatch (-32020)",
             "method",
@@ -1980,14 +1971,14 @@ def http_message_broadcast(ctx: LintContext) -> pl.DataFrame:
     )
     what = (
         pl.when(pl.col("kind") == "request")
-        .then(pl.format("request {} (id {})", "method", "id"))
+        .then(fmt("request {} (id {})", "method", "id"))
         .when(pl.col("kind") == "error")
-        .then(pl.format("error to id {}", "id"))
-        .otherwise(pl.format("response to id {}", "id"))
+        .then(fmt("error to id {}", "id"))
+        .otherwise(fmt("response to id {}", "id"))
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "server sent the {} on this stream and on the stream of the {} at {}:"
             " each message goes on one stream only",
             what,
@@ -2127,14 +2118,14 @@ def http_sse_endpoint_event_missing(ctx: LintContext) -> pl.DataFrame:
     )
     carrying = (
         pl.when(pl.col("kind").is_in(["request", "notification"]))
-        .then(pl.format("{} {}", "kind", "method"))
+        .then(fmt("{} {}", "kind", "method"))
         .when(pl.col("kind") == "response")
-        .then(pl.format("the response to id {}", pl.col("id").fill_null("null")))
+        .then(fmt("the response to id {}", pl.col("id").fill_null("null")))
         .when(pl.col("kind") == "error")
-        .then(pl.format("an error to id {}", pl.col("id").fill_null("null")))
+        .then(fmt("an error to id {}", pl.col("id").fill_null("null")))
         .when(pl.col("kind") == "transport")
         .then(
-            pl.format(
+            fmt(
                 'data "{}"',
                 pl.col("message")
                 .str.extract(_EVENT_DATA, 1)
@@ -2151,7 +2142,7 @@ def http_sse_endpoint_event_missing(ctx: LintContext) -> pl.DataFrame:
     )
     return findings(
         bad,
-        pl.format(
+        fmt(
             "the HTTP+SSE stream of GET {} starts with a `{}` event ({}), not the `endpoint`"
             " event with the URI to POST to ({})",
             pl.col("path").fill_null("/"),
@@ -2270,18 +2261,18 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
     cancels = pl.col("cancel_id").is_not_null() & (pl.col("cancel_id") != pl.col("req_id"))
     other_listen = pl.col("sid").is_not_null() & (pl.col("sid") != pl.col("req_id"))
     unasked = logging & ~pl.col("asked")
-    stream = pl.format("the stream of the {} request id {}", "req_method", "req_id")
+    stream = fmt("the stream of the {} request id {}", "req_method", "req_id")
     token_of = (
         pl.when(pl.col("req_token").is_null())
         .then(pl.lit("that request carries no progressToken"))
-        .otherwise(pl.format("that request's is {}", "req_token"))
+        .otherwise(fmt("that request's is {}", "req_token"))
     )
     problem = (
         pl.when(cancels)
-        .then(pl.format("notifications/cancelled on {} names request {}", stream, "cancel_id"))
+        .then(fmt("notifications/cancelled on {} names request {}", stream, "cancel_id"))
         .when(wrong_token)
         .then(
-            pl.format(
+            fmt(
                 "notifications/progress on {} carries progressToken {}, but {}",
                 stream,
                 "progress_token",
@@ -2290,7 +2281,7 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
         )
         .when(other_listen)
         .then(
-            pl.format(
+            fmt(
                 "{} on {} carries subscriptionId {}, which names another request",
                 "method",
                 stream,
@@ -2299,7 +2290,7 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
         )
         .when(unasked)
         .then(
-            pl.format(
+            fmt(
                 "notifications/message on {}, which did not ask for logs (no {} in its _meta)",
                 stream,
                 pl.lit(LOG_LEVEL_KEY),
@@ -2309,7 +2300,5 @@ def http_stream_notification_unrelated(ctx: LintContext) -> pl.DataFrame:
     bad = notes.with_columns(_problem=problem).filter(pl.col("_problem").is_not_null())
     return findings(
         bad,
-        pl.format(
-            "{}: a notification on a request's stream must relate to that request", "_problem"
-        ),
+        fmt("{}: a notification on a request's stream must relate to that request", "_problem"),
     )
