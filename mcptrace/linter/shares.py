@@ -176,10 +176,11 @@ def _lint_share(members: list[_Member], share: int, options: LintOptions) -> _Sh
     )
 
     def offset(frame: pl.DataFrame) -> pl.Series:
-        line = frame.join(files, on="source", how="left", maintain_order="left")["_at"]
-        return (frame["ordinal"] - firsts.gather(line + frame["line"])).alias("_offset")
+        at = frame.join(files, on="source", how="left", maintain_order="left")["_at"]
+        return (frame["ordinal"] - firsts.gather(at + frame["line"])).alias("_offset")
 
     located = findings.with_columns(offset(findings))
+    # (a share's ordinals are its rows' positions)
     pointed = messages.select("source", "line", "raw", "ordinal").gather(
         findings["ordinal"].drop_nulls().unique().sort()
     )
