@@ -321,7 +321,9 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         if judged
         else pl.DataFrame(schema={"session": pl.String, "refused_only": pl.Boolean})
     )
-    meta = meta_revision.drop("_row").join(meta_client, on="session", how="left")
+    meta = meta_revision.drop("_row").join(
+        meta_client, on="session", how="left", maintain_order="left"
+    )
     found = found.join(seen, on="session", how="left", maintain_order="left").with_columns(
         pl.col("revisions_seen").fill_null(pl.lit([], dtype=pl.List(pl.String)))
     )
@@ -333,7 +335,7 @@ def identify(messages: pl.DataFrame, call_records: pl.DataFrame | None = None) -
         how="diagonal_relaxed",
     )
     for part in (init_req, init_res, meta, discover, header, telemetry, refusals):
-        ident = ident.join(part, on="session", how="left")
+        ident = ident.join(part, on="session", how="left", maintain_order="left")
     ident = _fingerprinted(ident, lazy, found.height)
     # a refused session's 2026 evidence is the client's alone (see the module doc)
     unspoken = (
@@ -478,11 +480,13 @@ def build_sessions(
             )
         )
         if source_formats is not None:
-            call_only = call_only.join(source_formats, on="source", how="left")
+            call_only = call_only.join(
+                source_formats, on="source", how="left", maintain_order="left"
+            )
         base = pl.concat([base, call_only], how="diagonal_relaxed")
     sessions = (
-        base.join(call_counts, on="session", how="left")
-        .join(identity.drop("client"), on="session", how="left")
+        base.join(call_counts, on="session", how="left", maintain_order="left")
+        .join(identity.drop("client"), on="session", how="left", maintain_order="left")
         .with_columns(
             pl.col(
                 "unanswered",

@@ -81,7 +81,7 @@ class Trace:
             "session", pl.col("client").alias("_c"), pl.col("revision").alias("_r")
         )
         records = (
-            self.call_records.join(known, on="session", how="left")
+            self.call_records.join(known, on="session", how="left", maintain_order="left")
             .with_columns(
                 client=pl.coalesce("client", "_c"), revision=pl.coalesce("revision", "_r")
             )

@@ -539,7 +539,13 @@ def _highlights(d: _Data) -> list[Html]:
             )
         )
     by = "tool" if d.has_tools else "method"
-    worst = analysis.latency(d.view, by).drop_nulls("p95").sort("p95", descending=True).head(1)
+    # of groups with the same p95, the first by name: the same report on every run
+    worst = (
+        analysis.latency(d.view, by)
+        .drop_nulls("p95")
+        .sort(["p95", by], descending=[True, False], nulls_last=True)
+        .head(1)
+    )
     if worst.height:
         w = worst.row(0, named=True)
         out.append(

@@ -829,12 +829,13 @@ def listen_acknowledgment_exceeds_request(ctx: LintContext) -> pl.DataFrame:
             pl.col("ordinal").alias(key), _uri=unquote(pl.col("tok"))
         )
 
+    # (in the order the acknowledgement lists them: the message names them so)
     acked = uris(rows, "a_subs", "ordinal").join(
-        rows.select("ordinal", "req_ordinal"), on="ordinal"
+        rows.select("ordinal", "req_ordinal"), on="ordinal", maintain_order="left"
     )
     asked = uris(rows.unique("req_ordinal"), "r_subs", "req_ordinal")
     extra = (
-        acked.join(asked, on=["req_ordinal", "_uri"], how="anti")
+        acked.join(asked, on=["req_ordinal", "_uri"], how="anti", maintain_order="left")
         .group_by("ordinal", "req_ordinal", maintain_order=True)
         .agg(pl.col("_uri").str.join(", "))
         .select("ordinal", "req_ordinal", _p=fmt("subscribes {}", "_uri"))
