@@ -739,3 +739,16 @@ def test_browser_shows_capture_markup_as_text(tmp_path: Path, evil_capture: Path
     assert all(src.startswith("data:image/png;base64,") for src in parsed.attrs("src"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert _console(result.stderr) == []
+
+
+def test_highest_p95_of_tied_groups_is_the_first_by_name(write_lines: WriteLines) -> None:
+    """Two tools as slow as each other: the highlights name the first by name, whichever
+    comes first in the capture."""
+    lines = []
+    for i, tool in enumerate(["zeta", "alpha"] * 3):
+        lines += [
+            rec(req(i, "tools/call", {"name": tool}), ts=ts(10 * i)),
+            rec(res(i, {"content": []}), dir="s2c", ts=ts(10 * i + 2)),
+        ]
+    html = build_report(mcptrace.load(write_lines(lines)))
+    assert re.search(r"Highest p95 latency by tool</a>: <code>alpha</code>", html)
