@@ -30,7 +30,7 @@ import polars as pl
 
 from mcptrace.errors import CaptureError
 from mcptrace.linter.engine import lint, merge_findings
-from mcptrace.loaders import detect, detect_file
+from mcptrace.loaders import accel, detect, detect_file
 from mcptrace.loaders.base import LoadContext
 from mcptrace.loaders.reader import Content, gunzip_into, is_gzip
 from mcptrace.schema import FINDINGS, MESSAGES, SOURCES
@@ -137,12 +137,20 @@ class _ShareLint:
     rows_per_line: list[np.ndarray]
 
 
-def _lint_share(members: list[_Member], share: int, options: LintOptions) -> _ShareLint | None:
+def _lint_share(
+    members: list[_Member], share: int, options: LintOptions, *, keep_text: bool = False
+) -> _ShareLint | None:
+    """Load and lint one share. With ``keep_text``, the scanner keeps the share's text
+    blocks as they are dropped (as this returns) for the next share's load to fill
+    (:func:`~mcptrace.loaders.accel.keep_freed`; the caller turns that off again)."""
     import numpy as np
 
     from mcptrace.loaders.partition import load_share
 
     parts = [(m, load_share(m.plan, share, m.ctx)) for m in members]
+    # what the previous share left for this load and it did not take: held through the
+    # lint, it would only add to the peak
+    accel.drop_kept()
     rows_per_line = [
         np.bincount(rows["line"].to_numpy(), minlength=m.plan.lines + 1) for m, rows in parts
     ]
@@ -185,7 +193,10 @@ def _lint_share(members: list[_Member], share: int, options: LintOptions) -> _Sh
         findings["ordinal"].drop_nulls().unique().sort()
     )
     pointed = pointed.select("source", "line", "raw", offset(pointed))
-    return _ShareLint(_detached(located), _detached(pointed), rows_per_line)
+    done = _ShareLint(_detached(located), _detached(pointed), rows_per_line)
+    if keep_text:
+        accel.keep_freed(True)
+    return done
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
@@ -241,12 +252,17 @@ def _lint_members(
         for share in range(shares):
             if progress is not None:
                 progress(share, shares)
-            done = _lint_share(members, share, options)
-            if share + 1 < shares:
+            more = share + 1 < shares
+            # the text of every share but the last is kept for the next one's load as
+            # the share is dropped: fresh pages cost the kernel ~0.1 s a share at 10^6
+            # messages, several times the read that fills them
+            done = _lint_share(members, share, options, keep_text=more)
+            if more:
                 # the share's frames are dropped before the next is loaded: any that
                 # lint left in reference cycles only the collector frees (not after
                 # the last share, whose memory no later share needs)
                 gc.collect()
+                accel.keep_freed(False)
             if done is None:
                 continue
             for i, counted in enumerate(done.rows_per_line):
@@ -255,6 +271,8 @@ def _lint_members(
                 found.append(done.findings)
                 pointed.append(done.messages)
     finally:
+        accel.keep_freed(False)
+        accel.drop_kept()
         if freeze:
             gc.unfreeze()
     rows = [int(counts.sum()) for counts in rows_per_line]

@@ -24,7 +24,7 @@ from mcptrace.loaders.rows import read_times
 from mcptrace.schema import MESSAGES, Timestamp
 
 #: the interface of ``_scan`` this module is written for (``SCAN_INTERFACE`` in ``_scan.c``)
-SCAN_INTERFACE = 3
+SCAN_INTERFACE = 4
 
 _scan: ModuleType | None
 try:
@@ -59,6 +59,23 @@ def sessions(data: bytes | memoryview, quick: bool = False) -> tuple[bytes, byte
     hashes: bytes
     states, hashes = _scan.sessions(data, int(quick))
     return states, hashes
+
+
+def keep_freed(on: bool) -> None:
+    """While ``on``, the scanner keeps the text blocks that are freed (a share's text, as
+    the share is dropped) for its next reads to fill, instead of giving them back to the
+    system: fresh pages cost the kernel far more than the read that fills them (see
+    ``keep_freed`` in ``_scan.c``). :func:`drop_kept` gives back what was not reused."""
+    if _scan is not None:
+        _scan.keep_freed(on)
+
+
+def drop_kept() -> int:
+    """Give the text blocks kept by :func:`keep_freed` back to the system; their bytes."""
+    if _scan is None:
+        return 0
+    dropped: int = _scan.drop_kept()
+    return dropped
 
 
 def lines(data: bytes | memoryview) -> int:
@@ -276,6 +293,8 @@ __all__ = [
     "LineParser",
     "SlowLine",
     "available",
+    "drop_kept",
+    "keep_freed",
     "parse_chunk",
     "read",
     "scan",

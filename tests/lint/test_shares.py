@@ -383,6 +383,46 @@ def test_shares_leave_the_collectors_frozen_objects_as_they_were(injected: Path)
         gc.unfreeze()
 
 
+def _keeps_no_text(tmp_path: Path) -> bool:
+    """Nothing is kept for a next share, and a text block freed now is not kept either."""
+    if accel.drop_kept():
+        return False
+    path = tmp_path / "block.bin"
+    path.write_bytes(b"x" * (1 << 20))
+    with path.open("rb") as f:
+        chunk = accel.read(f.fileno(), 0, 1 << 20)
+    del chunk
+    return accel.drop_kept() == 0
+
+
+@needs_scanner
+def test_shares_give_back_the_text_they_keep_between_shares(
+    injected: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each share but the last keeps its text for the next share's load; when the shares
+    are done, or one fails to load, none is kept and keeping is off again."""
+    kept: list[int] = []
+    real_load = partition.load_share
+
+    def load_and_count(share_plan: partition.SharePlan, share: int, ctx: LoadContext) -> Any:
+        kept.append(accel.drop_kept())  # what the share before left (taken back here)
+        return real_load(share_plan, share, ctx)
+
+    monkeypatch.setattr(partition, "load_share", load_and_count)
+    assert lint_in_shares(injected, shares=3) is not None
+    assert kept[0] == 0 and all(k > 0 for k in kept[1:]), kept
+    assert _keeps_no_text(tmp_path)
+
+    def fail_second(share_plan: partition.SharePlan, share: int, ctx: LoadContext) -> Any:
+        if share == 1:
+            raise PlanMismatch("as if a line were misread")
+        return real_load(share_plan, share, ctx)
+
+    monkeypatch.setattr(partition, "load_share", fail_second)
+    assert lint_in_shares(injected, shares=3) is None  # loaded whole instead
+    assert _keeps_no_text(tmp_path)
+
+
 @needs_scanner
 def test_cli_reports_the_same_with_and_without_shares(injected: Path) -> None:
     runner = CliRunner()

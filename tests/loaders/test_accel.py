@@ -926,3 +926,56 @@ def test_light_pass_reads_the_same_with_and_without_avx2(tmp_path: Path) -> None
     states, hashes = accel.sessions(data.read_bytes())
     assert outputs[0] == outputs[1] == states + hashes
     assert len(states) == data.read_bytes().count(b"\n") and 0 < states.count(1) < len(states)
+
+
+# -- text blocks kept for the next share's load ------------------------------------------
+
+
+@pytest.mark.skipif(
+    not hasattr(accel._scan, "read") or not sys.platform.startswith("linux"),
+    reason="text blocks are kept on Linux only",
+)
+def test_freed_text_is_kept_only_while_asked_and_refills_to_any_size(tmp_path: Path) -> None:
+    """A text block freed while keep_freed is on is kept (and not otherwise), the next
+    read takes it whether it needs less (the rest is given back) or more (it grows),
+    and the bytes read into it are the file's."""
+    size = 1 << 20  # blocks this big are mapped, not taken from the heap
+    data = bytes(range(256)) * (size // 256 * 2)
+    path = tmp_path / "big.bin"
+    path.write_bytes(data)
+    assert accel.drop_kept() == 0
+
+    def read(length: int) -> memoryview:
+        with open(path, "rb") as f:
+            chunk = accel.read(f.fileno(), 0, length)
+        assert chunk is not None
+        return chunk
+
+    def freed_while_kept(length: int) -> None:
+        accel.keep_freed(True)
+        try:
+            chunk = read(length)
+            del chunk
+        finally:
+            accel.keep_freed(False)
+
+    chunk = read(size)
+    del chunk
+    assert accel.drop_kept() == 0  # freed while not asked: given back at once
+
+    freed_while_kept(size)
+    smaller = read(size // 2)  # takes the kept block: nothing is left to drop
+    assert accel.drop_kept() == 0
+    assert bytes(smaller) == data[: size // 2]
+    del smaller
+    assert accel.drop_kept() == 0  # keeping is off again
+
+    freed_while_kept(size // 2)
+    bigger = read(2 * size)  # takes the kept block, grown
+    assert accel.drop_kept() == 0
+    assert bytes(bigger) == data[: 2 * size]
+    del bigger
+
+    freed_while_kept(size)
+    assert accel.drop_kept() >= size
+    assert accel.drop_kept() == 0
