@@ -145,8 +145,9 @@ def _lint_share(
     (:func:`~mcptrace.loaders.accel.keep_freed`; the caller turns that off again)."""
     import numpy as np
 
-    from mcptrace.loaders.partition import load_share
+    from mcptrace.loaders.partition import PlanMismatch, load_share, still_as_planned
 
+    cuts = accel.cut_faults()
     parts = [(m, load_share(m.plan, share, m.ctx)) for m in members]
     # what the previous share left for this load and it did not take: held through the
     # lint, it would only add to the peak
@@ -168,6 +169,10 @@ def _lint_share(
         schema_dir=options.schema_dir,
         allowed_origins=options.allowed_origins,
     )
+    if accel.cut_faults() != cuts or not all(still_as_planned(m.plan) for m in members):
+        # the share's text is the file's pages (see partition.load_share): the file
+        # changed while they were linted, so they may not hold what was loaded
+        raise PlanMismatch("the file changed while a share of it was linted")
     # where each finding's message sits among the rows of its line (a batch line has
     # several): the file's ordinal is the line's first plus that. The share numbers its
     # rows file by file, line by line, so a line's first is the rows before it.

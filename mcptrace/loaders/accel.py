@@ -24,7 +24,7 @@ from mcptrace.loaders.rows import read_times
 from mcptrace.schema import MESSAGES, Timestamp
 
 #: the interface of ``_scan`` this module is written for (``SCAN_INTERFACE`` in ``_scan.c``)
-SCAN_INTERFACE = 4
+SCAN_INTERFACE = 5
 
 _scan: ModuleType | None
 try:
@@ -94,6 +94,28 @@ def read(fd: int, offset: int, length: int) -> memoryview | None:
     if _scan is None or not available() or not hasattr(_scan, "read"):
         return None
     return memoryview(_scan.read(fd, offset, length))
+
+
+def map_file(fd: int, offset: int, length: int) -> memoryview | None:
+    """As :func:`read`, but the bytes are the file's pages, mapped (private, read-only)
+    rather than copied: no copy and no fresh memory. None when that cannot be done (the
+    scanner not built or turned off, a platform other than Linux, the mapping refused),
+    and then :func:`read` does. A page cut from the file while it is mapped reads as
+    zeros instead of killing the process (SIGBUS) and counts in :func:`cut_faults`: the
+    caller must check that count (and the file) before it trusts what it read, and
+    must not keep the bytes longer than it needs them (see ``map`` in ``_scan.c``)."""
+    if _scan is None or not available() or not hasattr(_scan, "map"):
+        return None
+    chunk = _scan.map(fd, offset, length)
+    return None if chunk is None else memoryview(chunk)
+
+
+def cut_faults() -> int:
+    """How many mapped pages (:func:`map_file`) were found cut from their file so far."""
+    if _scan is None:
+        return 0
+    count: int = _scan.cut_faults()
+    return count
 
 
 def session_hash(session: str) -> int:
@@ -293,8 +315,10 @@ __all__ = [
     "LineParser",
     "SlowLine",
     "available",
+    "cut_faults",
     "drop_kept",
     "keep_freed",
+    "map_file",
     "parse_chunk",
     "read",
     "scan",

@@ -424,6 +424,46 @@ def test_shares_give_back_the_text_they_keep_between_shares(
 
 
 @needs_scanner
+@pytest.mark.skipif(not hasattr(accel._scan, "map"), reason="files are mapped on Linux only")
+def test_a_file_cut_while_a_share_is_linted_gives_the_findings_of_what_is_left(
+    injected: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A share's text is the file's mapped pages while it is linted: a file cut meanwhile
+    (a log truncated by its rotation) neither kills the process (SIGBUS) nor leaves
+    findings of text that is gone: the shares are linted anew, from what is left."""
+    from mcptrace.linter import shares as shares_module
+
+    # each session's lines together, read in small spans: most spans then hold the
+    # lines of one share only, which is what is mapped (spans shared are read)
+    lines = injected.read_bytes().splitlines(keepends=True)
+    text = b"".join(sorted(lines, key=lambda line: own_session(line) or ""))
+    monkeypatch.setattr(partition, "CHUNK_BYTES", 1 << 16)
+    path = tmp_path / "rotated.jsonl"
+    path.write_bytes(text)
+    kept = text[: text.index(b"\n", len(text) // 3) + 1]
+    real_lint = shares_module.lint
+    calls: list[int] = []
+
+    def cut_then_lint(trace: mcptrace.Trace, **options: Any) -> pl.DataFrame:
+        # as the last share is linted: no later share's load is there to see the cut
+        calls.append(accel.cut_faults())
+        if len(calls) == 2:
+            with path.open("r+b") as f:
+                f.truncate(len(kept))
+        return real_lint(trace, **options)
+
+    monkeypatch.setattr(shares_module, "lint", cut_then_lint)
+    done = lint_in_shares(path, shares=2)
+    assert accel.cut_faults() > calls[1]  # the lint did read pages that were cut
+    assert path.read_bytes() == kept
+    monkeypatch.setattr(shares_module, "lint", real_lint)
+    expected = _whole(path)
+    assert expected.height > 0
+    assert done is not None  # planned anew, exactly, and linted in shares
+    _same(done.findings, expected)
+
+
+@needs_scanner
 def test_cli_reports_the_same_with_and_without_shares(injected: Path) -> None:
     runner = CliRunner()
     outputs = []

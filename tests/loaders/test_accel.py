@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -979,3 +981,95 @@ def test_freed_text_is_kept_only_while_asked_and_refills_to_any_size(tmp_path: P
     freed_while_kept(size)
     assert accel.drop_kept() >= size
     assert accel.drop_kept() == 0
+
+
+# -- file text mapped, guarded against a cut file ----------------------------------------
+
+needs_mapping = pytest.mark.skipif(
+    not hasattr(accel._scan, "map"), reason="files are mapped on Linux only"
+)
+
+
+def _run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter: a guard that fails kills that one, not the tests."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@needs_mapping
+def test_a_mapped_file_gives_its_bytes_as_read_does(tmp_path: Path) -> None:
+    data = b'{"a": 1}\n' * 5000 + b"last line without a newline"
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        whole = accel.map_file(f.fileno(), 0, len(data))
+        middle = accel.map_file(f.fileno(), 4097, 10_000)  # not at a page boundary
+        past_the_end = accel.map_file(f.fileno(), len(data) - 5, 50)
+        read = accel.read(f.fileno(), 4097, 10_000)
+    assert whole is not None and middle is not None and past_the_end is not None
+    assert bytes(whole) == data and bytes(middle) == data[4097:14097] == bytes(read or b"")
+    assert bytes(past_the_end) == data[-5:]  # the file ends first: fewer bytes
+    assert whole.readonly
+    assert accel.lines(whole) == data.count(b"\n") + 1
+    # the scanner takes a mapped chunk as it takes a read one
+    assert accel._scan.scan(middle, 1, accel._scan.CAPTURE)[1] == _lines_of(data[4097:14097])
+
+
+@needs_mapping
+def test_pages_cut_from_a_mapped_file_read_as_zeros_and_are_counted(tmp_path: Path) -> None:
+    """A log truncated by its rotation while its mapped text is read: the reader gets
+    zeros where the cut pages were, and the cut is counted, where the process used to
+    be killed by SIGBUS."""
+    code = """
+import os, sys
+from mcptrace.loaders import accel
+path, page = sys.argv[1], os.sysconf("SC_PAGE_SIZE")
+data = bytes(range(1, 256)) * (4 * page // 255 + 1)
+data = data[: 4 * page]
+with open(path, "wb") as f:
+    f.write(data)
+with open(path, "rb") as f:
+    chunk = accel.map_file(f.fileno(), 0, len(data))
+before = accel.cut_faults()
+os.truncate(path, page + 10)  # the second page is cut in the middle: it stays
+got = bytes(chunk)
+assert got[: 2 * page] == data[: page + 10] + bytes(page - 10), "the kept pages"
+assert got[2 * page :] == bytes(2 * page), "the cut pages read as zeros"
+assert accel.cut_faults() - before == 2, accel.cut_faults() - before
+print("read on")
+"""
+    done = _run_python(code, str(tmp_path / "cut.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "read on"
+
+
+@needs_mapping
+def test_a_sigbus_not_from_a_mapped_file_goes_where_it_went_before(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b"{}\n" * 10_000)
+    mapped = """
+import os, signal, sys
+from mcptrace.loaders import accel
+with open(sys.argv[1], "rb") as f:
+    chunk = accel.map_file(f.fileno(), 0, 30_000)
+assert chunk is not None  # the guard is in place
+"""
+    # to the program's own handler
+    handled = _run_python(
+        'import signal; signal.signal(signal.SIGBUS, lambda *_: print("its own handler"))\n'
+        + mapped
+        + "os.kill(os.getpid(), signal.SIGBUS)\n",
+        str(path),
+    )
+    assert handled.returncode == 0, handled.stderr
+    assert handled.stdout.strip() == "its own handler"
+    # or, with none, the default: the process is killed
+    killed = _run_python(
+        mapped + "os.kill(os.getpid(), signal.SIGBUS)\nprint('alive')\n", str(path)
+    )
+    assert killed.returncode == -signal.SIGBUS and "alive" not in killed.stdout
