@@ -326,7 +326,7 @@ enum { KIND_REQUEST = 1, KIND_NOTIFICATION, KIND_RESPONSE, KIND_ERROR };
 enum { ID_INTEGER = 1, ID_NUMBER, ID_STRING, ID_NULL, ID_BOOLEAN, ID_OBJECT, ID_ARRAY };
 
 /* see PyInit__scan: accel.SCAN_INTERFACE must equal it */
-#define SCAN_INTERFACE 5
+#define SCAN_INTERFACE 6
 #define MAX_CODES 7
 /* the words of the T_CODE columns, in the order of their codes (from 1) */
 static const char *const CODE_NAMES[NCOLS][MAX_CODES + 1] = {
@@ -1306,6 +1306,127 @@ static PyObject *Columns_column(ColumnsObject *self, PyObject *arg) {
         return NULL;
     }
     return Py_BuildValue("(sNN)", COL_NAMES[i], sc, ac);
+}
+
+/* ---- whole numbers between bytes and Arrow arrays ---------------------------------
+ * The lint in shares keeps a number or two per line of the file (states, session
+ * hashes, shares) in Polars columns. These two bring them from the light pass's bytes
+ * and back to the bytes the scanner selects lines by, without NumPy, which the lint
+ * would otherwise import (~0.04 s, and its BLAS threads then spin on the cores the
+ * lint uses). */
+
+PyDoc_STRVAR(numbers_doc,
+"numbers(data, width) -> (schema capsule, array capsule): the bytes of `data` as an\n"
+"Arrow array of unsigned integers of `width` bytes (1 or 8, this machine's order), copied.");
+
+static PyObject *numbers(PyObject *Py_UNUSED(mod), PyObject *args) {
+    Py_buffer buf;
+    int width;
+    if (!PyArg_ParseTuple(args, "y*i", &buf, &width)) return NULL;
+    if ((width != 1 && width != 8) || buf.len % width) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "width must be 1 or 8 and divide the length");
+        return NULL;
+    }
+    struct ArrowSchema *cs = calloc(1, sizeof(*cs));
+    struct ArrowArray *ca = calloc(1, sizeof(*ca));
+    ColPrivate *pd = calloc(1, sizeof(*pd));
+    void *values = buf_alloc((size_t)(buf.len ? buf.len : 1), 0);
+    if (!cs || !ca || !pd || !values) {
+        free(cs);
+        free(ca);
+        free(pd);
+        buf_free(values);
+        PyBuffer_Release(&buf);
+        return PyErr_NoMemory();
+    }
+    memcpy(values, buf.buf, (size_t)buf.len);
+    int64_t n = (int64_t)(buf.len / width);
+    PyBuffer_Release(&buf);
+    cs->format = width == 1 ? "C" : "L";
+    cs->name = "";
+    cs->flags = ARROW_FLAG_NULLABLE;
+    cs->release = release_schema;
+    pd->values = values;
+    pd->buffers[0] = NULL;
+    pd->buffers[1] = values;
+    ca->private_data = pd;
+    ca->length = n;
+    ca->n_buffers = 2;
+    ca->buffers = pd->buffers;
+    ca->release = release_col_array;
+    PyObject *sc = PyCapsule_New(cs, "arrow_schema", schema_capsule_destructor);
+    if (!sc) {
+        cs->release(cs);
+        free(cs);
+        ca->release(ca);
+        free(ca);
+        return NULL;
+    }
+    PyObject *ac = PyCapsule_New(ca, "arrow_array", array_capsule_destructor);
+    if (!ac) {
+        Py_DECREF(sc);
+        ca->release(ca);
+        free(ca);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", sc, ac);
+}
+
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+
+PyDoc_STRVAR(bytes_of_doc,
+"bytes_of(stream capsule) -> bytes: the values of an Arrow stream of 8-bit unsigned\n"
+"integers without nulls (a Polars UInt8 column's __arrow_c_stream__()), a byte each.");
+
+static PyObject *bytes_of(PyObject *Py_UNUSED(mod), PyObject *capsule) {
+    struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+    if (!stream) return NULL;
+    if (!stream->release) {
+        PyErr_SetString(PyExc_ValueError, "the stream was consumed already");
+        return NULL;
+    }
+    struct ArrowSchema schema;
+    memset(&schema, 0, sizeof schema);
+    const char *problem = NULL;
+    if (stream->get_schema(stream, &schema) != 0)
+        problem = "the stream has no schema";
+    else if (strcmp(schema.format, "C") != 0)
+        problem = "not a stream of 8-bit unsigned integers";
+    if (schema.release) schema.release(&schema);
+    PyObject *out = problem ? NULL : PyBytes_FromStringAndSize(NULL, 0);
+    while (out) {
+        struct ArrowArray array;
+        memset(&array, 0, sizeof array);
+        if (stream->get_next(stream, &array) != 0) {
+            problem = "the stream failed";
+            break;
+        }
+        if (!array.release) break; /* the end */
+        if (array.null_count != 0) {
+            problem = "the column has nulls";
+        } else if (array.length > 0) {
+            Py_ssize_t had = PyBytes_GET_SIZE(out);
+            if (_PyBytes_Resize(&out, had + (Py_ssize_t)array.length) == 0)
+                memcpy(PyBytes_AS_STRING(out) + had,
+                       (const uint8_t *)array.buffers[1] + array.offset, (size_t)array.length);
+        }
+        array.release(&array);
+        if (problem) break;
+    }
+    stream->release(stream);
+    if (problem) {
+        Py_XDECREF(out);
+        PyErr_SetString(PyExc_ValueError, problem);
+        return NULL;
+    }
+    return out;
 }
 
 static PyObject *Columns_len(ColumnsObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -2329,6 +2450,8 @@ static PyMethodDef methods[] = {
     {"lines", lines, METH_VARARGS, lines_doc},
     {"keep_freed", keep_freed, METH_O, keep_freed_doc},
     {"cut_faults", cut_faults, METH_NOARGS, cut_faults_doc},
+    {"numbers", numbers, METH_VARARGS, numbers_doc},
+    {"bytes_of", bytes_of, METH_O, bytes_of_doc},
     {"drop_kept", drop_kept, METH_NOARGS, drop_kept_doc},
 #ifndef _WIN32
     {"read", read_chunk, METH_VARARGS, read_doc},

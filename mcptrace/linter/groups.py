@@ -138,7 +138,7 @@ def file_groups(
             kept += share_plan.lines
         # the file's default session too: a file whose every line the loader rejected
         # would get it, though the light pass read sessions from those lines
-        share(i, {*share_plan.session.tolist(), accel.session_hash(ctx.stem)})
+        share(i, {*share_plan.session.to_list(), accel.session_hash(ctx.stem)})
     groups: dict[int, list[int]] = {}
     for i in range(len(files)):
         groups.setdefault(root(i), []).append(i)

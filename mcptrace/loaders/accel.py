@@ -24,7 +24,7 @@ from mcptrace.loaders.rows import read_times
 from mcptrace.schema import MESSAGES, Timestamp
 
 #: the interface of ``_scan`` this module is written for (``SCAN_INTERFACE`` in ``_scan.c``)
-SCAN_INTERFACE = 5
+SCAN_INTERFACE = 6
 
 _scan: ModuleType | None
 try:
@@ -251,6 +251,22 @@ class _Capsules:
         return self._pair
 
 
+def numbers(data: bytes | memoryview, width: Literal[1, 8]) -> pl.Series:
+    """The bytes of ``data`` as a column of unsigned integers ``width`` bytes wide (UInt8
+    or UInt64, this machine's byte order), copied. Needs the scanner (check
+    :func:`available`)."""
+    assert _scan is not None
+    return pl.Series(_Capsules(*_scan.numbers(data, width)))
+
+
+def bytes_of(column: pl.Series) -> bytes:
+    """A UInt8 column without nulls as bytes, a byte a value (``select`` of :func:`scan`).
+    Needs the scanner (check :func:`available`)."""
+    assert _scan is not None
+    out: bytes = _scan.bytes_of(column.__arrow_c_stream__())
+    return out
+
+
 def _column(columns: object, index: int) -> pl.Series:
     name, schema, array = columns.column(index)  # type: ignore[attr-defined]
     return pl.Series(_Capsules(schema, array)).alias(name)
@@ -315,10 +331,12 @@ __all__ = [
     "LineParser",
     "SlowLine",
     "available",
+    "bytes_of",
     "cut_faults",
     "drop_kept",
     "keep_freed",
     "map_file",
+    "numbers",
     "parse_chunk",
     "read",
     "scan",

@@ -36,6 +36,7 @@ plans again without that trust before it gives up on shares.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import sys
@@ -45,7 +46,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-import numpy as np
 import polars as pl
 
 from mcptrace import _json
@@ -81,7 +81,9 @@ class PlanMismatch(Exception):
 class SharePlan:
     """Which share each line of a capture file belongs to.
 
-    Arrays are indexed by line number - 1."""
+    Columns (and bytes) are indexed by line number - 1. They are Polars columns, not
+    NumPy arrays: the lint in shares would otherwise import NumPy (~0.04 s), whose BLAS
+    threads then spin for a while on the cores the lint uses."""
 
     source: str
     spans: list[Span]
@@ -89,14 +91,14 @@ class SharePlan:
     first_lines: list[int]
     #: lines in each span
     line_counts: list[int]
-    #: _NONE or _OWN: whether the line names its own session
-    states: np.ndarray
-    #: hash of the line's own session (0 when it has none)
-    own: np.ndarray
-    #: hash of the session the line's rows end up in
-    session: np.ndarray
-    #: the share of each line
-    share: np.ndarray
+    #: _NONE or _OWN: whether the line names its own session (UInt8)
+    states: pl.Series
+    #: hash of the line's own session, 0 when it has none (UInt64)
+    own: pl.Series
+    #: hash of the session the line's rows end up in (UInt64)
+    session: pl.Series
+    #: the share of each line, a byte a line (what the scanner selects lines by)
+    share: bytes
     shares: int
     #: the file's size and modification time when it was planned
     stamp: tuple[int, int]
@@ -105,11 +107,11 @@ class SharePlan:
 
     @property
     def lines(self) -> int:
-        return len(self.states)
+        return len(self.share)
 
     def share_sizes(self) -> list[int]:
         """Lines in each share."""
-        return [int(n) for n in np.bincount(self.share, minlength=self.shares)]
+        return [self.share.count(share) for share in range(self.shares)]
 
 
 def own_session(line: bytes) -> str | None:
@@ -134,10 +136,10 @@ def own_session(line: bytes) -> str | None:
 _PLAN_BLOCK = 1 << 20
 
 
-def _line_sessions(path: str, span: Span, quick: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """States and own-session hashes of a span's lines, the unsure ones decided (by the
-    quick light pass: see the module docstring). Raises ``ValueError`` when the file
-    ends before the span does (it was cut)."""
+def _line_sessions(path: str, span: Span, quick: bool = False) -> tuple[bytes, bytes]:
+    """States (a byte a line) and own-session hashes (8 bytes a line) of a span's lines,
+    the unsure ones decided (by the quick light pass: see the module docstring). Raises
+    ``ValueError`` when the file ends before the span does (it was cut)."""
     states: list[bytes] = []
     hashes: list[bytes] = []
     buffer = bytearray(_PLAN_BLOCK)
@@ -171,26 +173,25 @@ def _line_sessions(path: str, span: Span, quick: bool = False) -> tuple[np.ndarr
                 hashes.append(block_hashes)
                 held = filled - end
                 whole[:held] = buffer[end:filled]  # a copy: the two may overlap
-    return (
-        np.frombuffer(b"".join(states), dtype=np.uint8).copy(),
-        np.frombuffer(b"".join(hashes), dtype=np.uint64).copy(),
-    )
+    return b"".join(states), b"".join(hashes)
 
 
 def _decided(data: bytes, raw_states: bytes, raw_hashes: bytes) -> tuple[bytes, bytes]:
     """The light pass's states and hashes of ``data``'s lines with the unsure lines read
     as the loader reads them."""
-    states = np.frombuffer(raw_states, dtype=np.uint8).copy()
-    hashes = np.frombuffer(raw_hashes, dtype=np.uint64).copy()
+    states, hashes = bytearray(raw_states), bytearray(raw_hashes)
     lines = split_lines(data)
-    for i in np.flatnonzero(states == _UNSURE):
-        session = own_session(lines[i])
-        states[i] = _NONE if session is None else _OWN
-        hashes[i] = 0 if session is None else accel.session_hash(session)
-    return states.tobytes(), hashes.tobytes()
+    with memoryview(hashes) as raw, raw.cast("Q") as slots:
+        i = states.find(_UNSURE)
+        while i >= 0:
+            session = own_session(lines[i])
+            states[i] = _NONE if session is None else _OWN
+            slots[i] = 0 if session is None else accel.session_hash(session)
+            i = states.find(_UNSURE, i + 1)
+    return bytes(states), bytes(hashes)
 
 
-def _deal(session: np.ndarray, shares: int) -> np.ndarray:
+def _deal(session: pl.Series, shares: int) -> pl.Series:
     """The share of each line: whole sessions, each share about as many lines.
 
     Sessions of a capture mostly live in one stretch of the file. Dealt in the order
@@ -200,7 +201,7 @@ def _deal(session: np.ndarray, shares: int) -> np.ndarray:
     that to be small, the sessions are dealt largest first, each to the share with
     the fewest lines so far (or by hash when there are too many to deal one by one).
     """
-    lines = pl.Series("h", session, dtype=pl.UInt64)
+    lines = session.alias("h")
     sizes = (
         lines.to_frame()
         .with_row_index("first")
@@ -210,24 +211,22 @@ def _deal(session: np.ndarray, shares: int) -> np.ndarray:
     )
     total = len(session)
     if total == 0:
-        return np.zeros(0, dtype=np.uint8)
+        return pl.Series("share", [], dtype=pl.UInt8)
     largest: int = sizes.select(pl.col("n").max()).item()
     if largest * shares <= total * _CONTIGUOUS_SLACK:
         before = sizes["n"].cum_sum() - sizes["n"]
         share_of = (before.cast(pl.UInt64) * shares // total).cast(pl.UInt8)
-        dealt = lines.replace_strict(sizes["h"], share_of, return_dtype=pl.UInt8)
-        return dealt.to_numpy()
+        return lines.replace_strict(sizes["h"], share_of, return_dtype=pl.UInt8)
     sizes = sizes.sort("n", "h", descending=[True, False])
     if sizes.height > _BALANCE_MAX_SESSIONS:
-        return (session % np.uint64(shares)).astype(np.uint8)
+        return (lines % shares).cast(pl.UInt8)
     share_of_list: list[int] = []
     load = [0] * shares
     for n in sizes["n"]:
         target = load.index(min(load))
         share_of_list.append(target)
         load[target] += n
-    dealt = lines.replace_strict(sizes["h"], share_of_list, return_dtype=pl.UInt8)
-    return dealt.to_numpy()
+    return lines.replace_strict(sizes["h"], share_of_list, return_dtype=pl.UInt8)
 
 
 def plan(
@@ -251,27 +250,26 @@ def plan(
     counts = [len(states) for states, _ in parts]
     wanted = shares(sum(counts)) if callable(shares) else shares
     shares = max(1, min(wanted, MAX_SHARES))
-    first_lines = list(np.cumsum([1, *counts[:-1]]).tolist()) if counts else []
-    states = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.uint8)
-    own = np.concatenate([h for _, h in parts]) if parts else np.zeros(0, np.uint64)
+    first_lines = list(itertools.accumulate([1, *counts[:-1]])) if counts else []
+    states = accel.numbers(b"".join(s for s, _ in parts), 1)
+    own = accel.numbers(b"".join(h for _, h in parts), 8)
     # fill_context: forward fill, then backward fill, then the file's default session
     has_own = states == _OWN
     if has_own.any():
-        source = np.where(has_own, np.arange(len(states)), -1)
-        np.maximum.accumulate(source, out=source)
-        source[source < 0] = int(np.argmax(has_own))
-        session = own[source]
+        session = pl.select(
+            pl.when(pl.lit(has_own)).then(pl.lit(own)).forward_fill().backward_fill()
+        ).to_series()
     else:
-        session = np.full(len(states), accel.session_hash(ctx.stem), dtype=np.uint64)
+        session = pl.repeat(accel.session_hash(ctx.stem), len(states), dtype=pl.UInt64, eager=True)
     return SharePlan(
         source=path,
         spans=spans,
-        first_lines=[int(x) for x in first_lines],
+        first_lines=first_lines,
         line_counts=counts,
         states=states,
         own=own,
         session=session,
-        share=_deal(session, shares),
+        share=accel.bytes_of(_deal(session, shares)),
         shares=shares,
         stamp=stamp,
         quick=quick,
@@ -285,7 +283,7 @@ def deal(plans: Sequence[SharePlan], shares: int) -> list[SharePlan]:
     same session (or, for their lines without one, with the same file name) share it,
     as when they are loaded together."""
     shares = max(1, min(shares, MAX_SHARES))
-    dealt = _deal(np.concatenate([p.session for p in plans]), shares)
+    dealt = accel.bytes_of(_deal(pl.concat([p.session for p in plans]), shares))
     out, at = [], 0
     for p in plans:
         out.append(replace(p, share=dealt[at : at + p.lines], shares=shares))
@@ -310,7 +308,7 @@ def still_as_planned(share_plan: SharePlan) -> bool:
 def _check_and_fill(df: pl.DataFrame, share_plan: SharePlan, ctx: LoadContext) -> pl.DataFrame:
     """The share's rows with the sessions the whole file would give them: each row's own
     session checked against the plan, the missing ones filled from it."""
-    index = df["line"].to_numpy() - 1
+    index = df["line"] - 1
     names = df["session"].drop_nulls().unique().to_list()
     hashes = [accel.session_hash(name) for name in names]
     if len(set(hashes)) != len(hashes):
@@ -318,23 +316,27 @@ def _check_and_fill(df: pl.DataFrame, share_plan: SharePlan, ctx: LoadContext) -
     row_hash = df.select(
         pl.col("session").replace_strict(names, hashes, default=0, return_dtype=pl.UInt64)
     ).to_series()
-    has = df["session"].is_not_null().to_numpy()
-    expected = share_plan.states[index]
-    ok = np.where(
-        has, (expected == _OWN) & (row_hash.to_numpy() == share_plan.own[index]), expected == _NONE
-    )
+    has = df["session"].is_not_null()
+    expected = share_plan.states.gather(index)
+    ok = pl.select(
+        pl.when(pl.lit(has))
+        .then(
+            (pl.lit(expected) == _OWN) & (pl.lit(row_hash) == pl.lit(share_plan.own.gather(index)))
+        )
+        .otherwise(pl.lit(expected) == _NONE)
+    ).to_series()
     if not ok.all():
-        line = int(df["line"][int(np.argmin(ok))])
+        line = int(df["line"][int(ok.not_().arg_true()[0])])
         raise PlanMismatch(f"line {line}: its session is not the one the light pass read")
     if has.all():
         return fill_servers(df)
     known = dict(zip(hashes, names, strict=True))
     known.setdefault(accel.session_hash(ctx.stem), ctx.stem)
-    missing = share_plan.session[index[~has]]
-    wanted = [int(h) for h in np.unique(missing)]
+    sessions = share_plan.session.gather(index)
+    wanted = sessions.filter(has.not_()).unique().to_list()
     if any(h not in known for h in wanted):
         raise PlanMismatch("a row takes a session that has no row of its own in the share")
-    filled = pl.Series(share_plan.session[index], dtype=pl.UInt64).replace_strict(
+    filled = sessions.replace_strict(
         wanted, [known[h] for h in wanted], default=None, return_dtype=pl.String
     )
     return fill_servers(df.with_columns(session=pl.col("session").fill_null(filled)))
@@ -404,17 +406,20 @@ def _reads(share_plan: SharePlan, share: int) -> list[tuple[range, bool]]:
     """
     if not share_plan.spans:
         return []
-    firsts = np.asarray(share_plan.first_lines, dtype=np.int64) - 1
-    totals = np.asarray(share_plan.line_counts, dtype=np.int64)
-    mine = np.add.reduceat(share_plan.share == share, firsts, dtype=np.int64)
-    sizes = np.asarray([s.end - s.start for s in share_plan.spans], dtype=np.int64)
-    # the share's bytes, estimated span by span by its part of the span's lines
-    target = _scanner_chunk_bytes(int((sizes * mine // totals).sum()))
+    # the share's lines in each span, and its bytes, estimated span by span by its part
+    # of the span's lines
+    mine = [
+        share_plan.share.count(share, first - 1, first - 1 + count)
+        for first, count in zip(share_plan.first_lines, share_plan.line_counts, strict=True)
+    ]
+    sizes = [span.end - span.start for span in share_plan.spans]
+    totals = share_plan.line_counts
+    target = _scanner_chunk_bytes(
+        sum(size * n // total for size, n, total in zip(sizes, mine, totals, strict=True) if total)
+    )
     runs: list[tuple[range, bool]] = []
     start, whole, read = -1, False, 0
-    for i, (n, total, size) in enumerate(
-        zip(mine.tolist(), totals.tolist(), sizes.tolist(), strict=True)
-    ):
+    for i, (n, total, size) in enumerate(zip(mine, totals, sizes, strict=True)):
         if start >= 0 and (n == 0 or (n == total) != whole or read >= target):
             runs.append((range(start, i), whole))
             start = -1
@@ -447,7 +452,7 @@ def load_share(share_plan: SharePlan, share: int, ctx: LoadContext) -> pl.DataFr
             if data is not None:
                 return capture.parse_chunk(data, first, ctx)
         count = sum(share_plan.line_counts[i] for i in spans)
-        select = share_plan.share[first - 1 : first - 1 + count].tobytes()
+        select = share_plan.share[first - 1 : first - 1 + count]
         with _read(share_plan.source, start, end) as data:
             return capture.parse_chunk(data, first, ctx, select=select, wanted=share)
 

@@ -380,8 +380,8 @@ def test_sessions_that_cross_files_are_dealt_whole(folder: Path) -> None:
     dealt = deal([p for p in plans if p is not None], 3)
     frame = pl.DataFrame(
         {
-            "session": [h for p in dealt for h in p.session.tolist()],
-            "share": [s for p in dealt for s in p.share.tolist()],
+            "session": [h for p in dealt for h in p.session.to_list()],
+            "share": [s for p in dealt for s in p.share],
             "file": [i for i, p in enumerate(dealt) for _ in range(p.lines)],
         }
     )

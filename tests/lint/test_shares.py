@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pytest
 from factories import load_generator, load_injector
@@ -134,7 +133,7 @@ def test_shares_of_many_short_sessions_each_hold_a_stretch_of_the_file(tmp_path:
     assert min(sizes) > 0.9 * max(sizes)
     starts = []
     for share in range(3):
-        lines = np.flatnonzero(share_plan.share == share)
+        lines = [i for i, mine in enumerate(share_plan.share) if mine == share]
         # between its first and last line, few lines belong to other shares
         assert (lines[-1] - lines[0] + 1) < 1.3 * len(lines)
         starts.append(lines[0])
@@ -164,9 +163,9 @@ def test_a_share_reads_runs_of_the_spans_holding_its_lines(
         held = []
         for i in range(len(share_plan.spans)):
             first = share_plan.first_lines[i] - 1
-            mine = share_plan.share[first : first + share_plan.line_counts[i]] == share
-            assert (i in read) == bool(mine.any())
-            held.append(bool(mine.all()))
+            mine = [s == share for s in share_plan.share[first : first + share_plan.line_counts[i]]]
+            assert (i in read) == any(mine)
+            held.append(all(mine))
         assert read == sorted(set(read))
         for spans, whole in runs:
             assert all(held[i] == whole for i in spans)
@@ -179,21 +178,22 @@ def test_a_share_reads_runs_of_the_spans_holding_its_lines(
 
 def test_sessions_are_dealt_in_the_order_they_start_in_equal_cuts() -> None:
     # 300 sessions of 10 lines, each overlapping the next
-    session = np.repeat(np.arange(1, 301, dtype=np.uint64), 10)
-    session = session.reshape(-1, 2, 10).transpose(0, 2, 1).reshape(-1)
-    dealt = partition._deal(session, 3)
-    assert np.bincount(dealt).tolist() == [1000, 1000, 1000]
-    assert (np.diff(dealt.astype(np.int64)) >= 0).all()
+    # (lines of sessions 2k+1 and 2k+2 alternate)
+    session = [2 * (i // 20) + 1 + i % 2 for i in range(3000)]
+    dealt = partition._deal(pl.Series(session, dtype=pl.UInt64), 3)
+    assert dealt.dtype == pl.UInt8
+    assert dealt.value_counts(sort=True)["count"].to_list() == [1000, 1000, 1000]
+    assert dealt.is_sorted()
 
 
 def test_a_session_too_big_for_an_ordered_cut_makes_the_deal_balance_by_size() -> None:
     # one session holds 60% of the lines: cut in order, a share would get far more than
     # a third, so the big session gets a share of its own and the others are balanced
-    session = np.concatenate([np.full(600, 1), np.repeat(np.arange(2, 42), 10)])
-    dealt = partition._deal(session.astype(np.uint64), 3)
-    sizes = np.bincount(dealt, minlength=3)
+    session = [1] * 600 + [2 + i // 10 for i in range(400)]
+    dealt = partition._deal(pl.Series(session, dtype=pl.UInt64), 3)
+    sizes = [dealt.to_list().count(share) for share in range(3)]
     assert sizes[dealt[0]] == 600
-    assert sorted(sizes.tolist()) == [200, 200, 600]
+    assert sorted(sizes) == [200, 200, 600]
 
 
 AWKWARD = [
@@ -260,14 +260,14 @@ def test_the_light_pass_reads_blocks_shorter_than_lines_alike(
     assert len(whole_states) == len(AWKWARD) * 3
     monkeypatch.setattr(partition, "_PLAN_BLOCK", block)
     states, hashes = partition._line_sessions(str(path), span)
-    assert np.array_equal(states, whole_states)
-    assert np.array_equal(hashes, whole_hashes)
+    assert states == whole_states
+    assert hashes == whole_hashes
     # a span that starts and ends inside the file
     middle = AWKWARD * 3
     start = sum(len(line) + 1 for line in middle[:5])
     end = sum(len(line) + 1 for line in middle[:20])
     part_states, _ = partition._line_sessions(str(path), partition.Span(start, end, 0))
-    assert np.array_equal(part_states, whole_states[5:20])
+    assert part_states == whole_states[5:20]
     done = lint_in_shares(path, shares=3)
     assert done is not None
     _same(done.findings, _whole(path))
@@ -461,6 +461,27 @@ def test_a_file_cut_while_a_share_is_linted_gives_the_findings_of_what_is_left(
     assert expected.height > 0
     assert done is not None  # planned anew, exactly, and linted in shares
     _same(done.findings, expected)
+
+
+@needs_scanner
+def test_linting_in_shares_needs_no_numpy(injected: Path) -> None:
+    """NumPy costs ~0.04 s to import, and its BLAS threads then spin for a while on the
+    cores the lint uses: the lint in shares does without it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcptrace.linter.shares import lint_in_shares\n"
+        "done = lint_in_shares(sys.argv[1], shares=3)\n"
+        "assert done is not None and done.findings.height > 0\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, str(injected)], capture_output=True, text=True, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "False"
 
 
 @needs_scanner

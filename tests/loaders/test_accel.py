@@ -1073,3 +1073,32 @@ assert chunk is not None  # the guard is in place
         mapped + "os.kill(os.getpid(), signal.SIGBUS)\nprint('alive')\n", str(path)
     )
     assert killed.returncode == -signal.SIGBUS and "alive" not in killed.stdout
+
+
+# -- whole numbers between bytes and columns -----------------------------------------------
+
+
+@given(values=st.lists(st.integers(0, 255), max_size=300), cut=st.integers(0, 5))
+def test_bytes_become_a_column_and_back(values: list[int], cut: int) -> None:
+    column = accel.numbers(bytes(values), 1)
+    assert column.dtype == pl.UInt8 and column.to_list() == values
+    assert accel.bytes_of(column) == bytes(values)
+    # several chunks and an offset into the first
+    chunked = pl.concat([column, column], rechunk=False).slice(cut)
+    assert accel.bytes_of(chunked) == (bytes(values) * 2)[cut:]
+
+
+@given(values=st.lists(st.integers(0, 2**64 - 1), max_size=100))
+def test_eight_byte_numbers_become_a_column(values: list[int]) -> None:
+    data = b"".join(v.to_bytes(8, sys.byteorder) for v in values)
+    column = accel.numbers(data, 8)
+    assert column.dtype == pl.UInt64 and column.to_list() == values
+
+
+def test_only_bytes_come_out_of_a_byte_column() -> None:
+    with pytest.raises(ValueError, match="nulls"):
+        accel.bytes_of(pl.Series([1, None], dtype=pl.UInt8))
+    with pytest.raises(ValueError, match="8-bit"):
+        accel.bytes_of(pl.Series([1, 2], dtype=pl.Int64))
+    with pytest.raises(ValueError, match="width"):
+        accel.numbers(b"123", 8)
