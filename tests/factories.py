@@ -9,6 +9,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import orjson
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_traces"
 SHARED_SPEC = ROOT.parent / "shared" / "spec"
@@ -136,3 +138,22 @@ def share_every_group(monkeypatch: Any, count: int) -> None:
     monkeypatch.setattr(groups, "MIN_SHARED_BYTES", 0)
     monkeypatch.setattr(shares, "MIN_SHARED_BYTES", 0)
     monkeypatch.setattr(shares, "shares_for", lambda size, lines: count)
+
+
+def with_batches(lines: list[bytes], every: int = 37) -> list[bytes]:
+    """``lines`` with every ``every``-th request made a batch of three: itself twice
+    (the same id in flight twice) and once as JSON-RPC 1.0, so that rows after a line's
+    first draw findings."""
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            record = None
+        msg = record.get("msg") if isinstance(record, dict) else None
+        if i % every == 0 and isinstance(msg, dict) and "method" in msg and "id" in msg:
+            record["msg"] = [msg, msg, {**msg, "jsonrpc": "1.0"}]  # type: ignore[index]
+            out.append(orjson.dumps(record) + b"\n")
+        else:
+            out.append(line)
+    return out

@@ -132,27 +132,11 @@ class _ShareLint:
     findings: pl.DataFrame
     #: source, line, _offset and raw of the messages the findings point at
     messages: pl.DataFrame
-    #: by file: rows of each of its lines, by line number (0 for other shares' lines)
-    rows_per_line: list[pl.Series]
-
-
-def _rows_per_line(rows: pl.DataFrame, lines: int) -> pl.Series:
-    """The rows of each line of a file of ``lines`` lines among ``rows`` (its rows in a
-    share), by line number (so the first is line 0's, none)."""
-    # a share's rows come in line order: runs of one line number (a hash group-by of
-    # the column costs ten times as much)
-    line = rows["line"]
-    runs = (line if line.is_sorted() else line.sort()).rle().struct.unnest()
-    return pl.zeros(lines + 1, dtype=pl.Int64, eager=True).scatter(runs["value"], runs["len"])
-
-
-def _firsts(counts: Sequence[pl.Series], before: int = 0) -> pl.Series:
-    """By file (``counts``, rows of each line by line number, of files numbered one
-    after another from ``before``), the number of each line's first row."""
-    starts = itertools.accumulate([before, *[int(c.sum()) for c in counts[:-1]]])
-    return pl.concat(
-        [start + c.cum_sum() - c for start, c in zip(starts, counts, strict=True)]
-    ).cast(pl.Int64)
+    #: by file: its rows in the share
+    rows: list[int]
+    #: by file: the line of each of its rows in the share that is not its line's first
+    #: (the elements of a batch after the first), sorted
+    later_rows: list[pl.Series]
 
 
 def _lint_share(
@@ -168,7 +152,17 @@ def _lint_share(
     # what the previous share left for this load and it did not take: held through the
     # lint, it would only add to the peak
     accel.drop_kept()
-    rows_per_line = [_rows_per_line(rows, m.plan.lines) for m, rows in parts]
+    # A line's rows are one, or a batch's elements numbered from 0 by batch_index: a
+    # row's place among its line's is its batch_index, and the rows before a line are
+    # the lines before it plus their batch elements after the first. (So no count per
+    # line of the file is kept: the rows of each file are checked against that instead.)
+    later_rows = []
+    for m, rows in parts:
+        later = rows.filter(pl.col("batch_index") >= 1)["line"].sort()
+        if rows.height != m.plan.share.count(share) + later.len():
+            raise PlanMismatch("a line of the share gave no row, or rows other than a batch's")
+        later_rows.append(later)
+    counted = [rows.height for _, rows in parts]
     parts = [(m, rows) for m, rows in parts if not rows.is_empty()]
     if not parts:
         return None
@@ -187,28 +181,20 @@ def _lint_share(
         # the share's text is the file's pages (see partition.load_share): the file
         # changed while they were linted, so they may not hold what was loaded
         raise PlanMismatch("the file changed while a share of it was linted")
-    # where each finding's message sits among the rows of its line (a batch line has
-    # several): the file's ordinal is the line's first plus that. The share numbers its
-    # rows file by file, line by line, so a line's first is the rows before it.
-    loaded = [(m, c) for m, c in zip(members, rows_per_line, strict=True) if c.sum()]
-    at = list(itertools.accumulate([0, *[len(c) for _, c in loaded[:-1]]]))
-    firsts = _firsts([c for _, c in loaded])
-    files = pl.DataFrame(
-        {"source": [m.ctx.source for m, _ in loaded], "_at": at},
-        schema={"source": pl.String, "_at": pl.Int64},
-    )
+    batch_index = messages["batch_index"]
 
     def offset(frame: pl.DataFrame) -> pl.Series:
-        at = frame.join(files, on="source", how="left", maintain_order="left")["_at"]
-        return (frame["ordinal"] - firsts.gather(at + frame["line"])).alias("_offset")
+        # (a share's ordinals are its rows' positions)
+        ordinal = frame["ordinal"]
+        place = batch_index.gather(ordinal).fill_null(0)
+        return pl.select(pl.when(pl.lit(ordinal).is_not_null()).then(pl.lit(place))).to_series()
 
-    located = findings.with_columns(offset(findings))
-    # (a share's ordinals are its rows' positions)
+    located = findings.with_columns(offset(findings).alias("_offset"))
     pointed = messages.select("source", "line", "raw", "ordinal").gather(
         findings["ordinal"].drop_nulls().unique().sort()
     )
-    pointed = pointed.select("source", "line", "raw", offset(pointed))
-    done = _ShareLint(_detached(located), _detached(pointed), rows_per_line)
+    pointed = pointed.select("source", "line", "raw", offset(pointed).alias("_offset"))
+    done = _ShareLint(_detached(located), _detached(pointed), counted, later_rows)
     if keep_text:
         accel.keep_freed(True)
     return done
@@ -252,7 +238,8 @@ def _lint_members(
     """Lint ``members`` (their plans dealt into ``shares`` shares) a share at a time.
     Raises :class:`~mcptrace.loaders.partition.PlanMismatch` when a file is not as
     planned."""
-    rows_per_line = [pl.zeros(m.plan.lines + 1, dtype=pl.Int64, eager=True) for m in members]
+    rows = [0] * len(members)
+    later_rows: list[list[pl.Series]] = [[] for _ in members]
     found: list[pl.DataFrame] = []
     pointed: list[pl.DataFrame] = []
     # The collector runs between shares (below). Objects older than the first share
@@ -278,8 +265,9 @@ def _lint_members(
                 accel.keep_freed(False)
             if done is None:
                 continue
-            for i, counted in enumerate(done.rows_per_line):
-                rows_per_line[i] = rows_per_line[i] + counted
+            for i, (counted, later) in enumerate(zip(done.rows, done.later_rows, strict=True)):
+                rows[i] += counted
+                later_rows[i].append(later)
             if not done.findings.is_empty():
                 found.append(done.findings)
                 pointed.append(done.messages)
@@ -288,21 +276,39 @@ def _lint_members(
         accel.drop_kept()
         if freeze:
             gc.unfreeze()
-    rows = [int(counts.sum()) for counts in rows_per_line]
-    # ordinal of each line's first row in the whole load: the rows of the files before
-    # it, then of the lines before it in its file; lines of file i start at bases[i]
-    first_of_line = _firsts(rows_per_line)
-    bases = list(itertools.accumulate([0, *[len(c) for c in rows_per_line[:-1]]]))
+    # the ordinal of a row in the whole load: the lines before its line (in the files
+    # before its file too), the rows before its line that are not their line's first,
+    # and its place among its line's rows. Those rows are found by their file and line,
+    # as one sorted key (file << 32 | line)
+    later = pl.concat(
+        [
+            pl.concat(parts, rechunk=False).cast(pl.Int64) + (i << 32)
+            for i, parts in enumerate(later_rows)
+            if parts
+        ]
+        or [pl.Series([], dtype=pl.Int64)]
+    ).sort()
+    lines_before = list(itertools.accumulate([0, *[m.plan.lines for m in members[:-1]]]))
     base_of = pl.DataFrame(
-        {"source": [m.ctx.source for m in members], "_base": bases},
-        schema={"source": pl.String, "_base": pl.Int64},
+        {
+            "source": [m.ctx.source for m in members],
+            "_file": list(range(len(members))),
+            "_lines_before": lines_before,
+        },
+        schema={"source": pl.String, "_file": pl.Int64, "_lines_before": pl.Int64},
     )
 
     def place(frame: pl.DataFrame) -> pl.DataFrame:
         based = frame.join(base_of, on="source", how="left", maintain_order="left")
+        key = based["_file"] * (1 << 32) + based["line"]
+        before = later.search_sorted(key, side="left").cast(pl.Int64)
         return based.with_columns(
-            ordinal=first_of_line.gather(based["_base"] + based["line"]) + based["_offset"]
-        ).drop("_offset", "_base")
+            ordinal=pl.col("_lines_before")
+            + pl.col("line")
+            - 1
+            + pl.lit(before)
+            + pl.col("_offset")
+        ).drop("_offset", "_file", "_lines_before")
 
     findings = merge_findings(place(f) for f in found)
     messages = (

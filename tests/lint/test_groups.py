@@ -15,7 +15,7 @@ import orjson
 import polars as pl
 import pytest
 from click.testing import Result
-from factories import load_generator, load_injector, share_every_group
+from factories import load_generator, load_injector, share_every_group, with_batches
 from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
@@ -186,6 +186,31 @@ def test_one_group_too_small_to_share_is_loaded_whole(
     rotated = sorted(str(p) for p in folder.glob("rotated.*"))
     assert lint_in_groups(rotated) is None  # one group, too small to share: nothing to gain
     assert lint_in_groups(folder / "s000.jsonl") is None
+
+
+@needs_scanner
+def test_batch_elements_of_a_rotated_log_keep_their_place_in_shares(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows after a line's first (a batch's elements) in files linted as one group in
+    shares: each finding and pointed message has the ordinal of the whole load."""
+    share_every_group(monkeypatch, 3)
+    lines = with_batches((folder.parent / "injected.jsonl").read_bytes().splitlines(keepends=True))
+    rotated = []
+    for i in range(3):
+        part = folder.parent / f"batches.{i}.jsonl"
+        part.write_bytes(b"".join(lines[i * len(lines) // 3 : (i + 1) * len(lines) // 3]))
+        rotated.append(str(part))
+    done = lint_in_groups(rotated)
+    assert done is not None
+    trace = mcptrace.load(rotated)
+    found = lint(trace)
+    later = trace.messages.filter(pl.col("batch_index") >= 1)["ordinal"]
+    assert found["ordinal"].is_in(later.implode()).sum() > 10
+    assert_frame_equal(done.findings, found)
+    pointed = trace.messages.filter(pl.col("ordinal").is_in(found["ordinal"].implode()))
+    assert_frame_equal(done.messages.sort("ordinal"), pointed.select("ordinal", "raw"))
+    assert done.rows == trace.messages.height
 
 
 @needs_scanner

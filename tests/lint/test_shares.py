@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from factories import load_generator, load_injector
+from factories import load_generator, load_injector, with_batches
 from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
@@ -241,6 +241,29 @@ def test_awkward_lines_land_where_the_loader_puts_them(tmp_path: Path, shares: i
     whole = _whole(path)
     assert not whole.is_empty()
     _same(done.findings, whole)
+
+
+@needs_scanner
+@pytest.mark.parametrize("shares", [2, 3])
+def test_findings_on_batch_elements_keep_their_place_in_shares(
+    injected: Path, tmp_path: Path, shares: int
+) -> None:
+    path = tmp_path / "batches.jsonl"
+    path.write_bytes(b"".join(with_batches(injected.read_bytes().splitlines(keepends=True))))
+    trace = mcptrace.load(path)
+    whole = lint(trace)
+    later = trace.messages.filter(pl.col("batch_index") >= 1)["ordinal"]
+    assert whole["ordinal"].is_in(later.implode()).sum() > 20  # findings after a line's first row
+    done = lint_in_shares(path, shares=shares)
+    assert done is not None
+    _same(done.findings, whole)
+    expected = (
+        trace.messages.filter(pl.col("ordinal").is_in(whole["ordinal"].implode()))
+        .select("ordinal", "raw")
+        .sort("ordinal")
+    )
+    assert_frame_equal(done.messages.sort("ordinal"), expected)
+    assert done.rows == trace.messages.height
 
 
 @needs_scanner
