@@ -111,23 +111,28 @@ static void shared_decref(Shared *s) {
 
 #define HEADER 16
 
-/* ---- text kept for the next share ---------------------------------------------
- * Linting a file in shares loads one share after another: each share's text is read
- * into fresh pages, which the kernel must map and zero (on this kind of virtual
- * machine ~1.4 us a page: ~0.1 s of kernel time for the 270 MB of a 10^6-message
- * share), and the previous share's were just unmapped. While keep_freed(1) is on
- * (from the end of one share's lint until the next share is loaded; see
- * mcptrace/linter/shares.py), text blocks freed are kept instead, and the next
- * text allocations take them, grown or trimmed to size. drop_kept() unmaps what
- * is left. Only text blocks are kept: every byte of them is about to be written,
- * where reusing a zeroed column's block would have to zero it again. */
+/* ---- blocks kept for the next share --------------------------------------------
+ * Linting a file in shares loads one share after another: each share's text and
+ * columns go into fresh pages, which the kernel must map and zero (on this kind of
+ * virtual machine ~1.4-2 us a page: ~0.1 s of kernel time for the 270 MB of text of a
+ * 10^6-message share), and the previous share's were just unmapped. While
+ * keep_freed(1) is on (from the end of one share's lint until the next share is
+ * loaded; see mcptrace/linter/shares.py), blocks freed are kept instead, and the next
+ * allocations of the same kind take them, grown or trimmed to size. drop_kept() unmaps
+ * what is left. A block's kind is in its header: text, or the values of column i.
+ * A column's block is zeroed again when taken (its nulls are left as they are), so
+ * only a column's block that was mostly written is kept: zeroing a sparse one would
+ * write pages its next column may never touch. */
+#define KIND_TEXT 1
+#define KIND_COLUMN 2 /* + the column's index */
 #if !defined(_WIN32) && defined(__linux__)
 #include <pthread.h>
-#define KEEPS_TEXT 1
-#define KEPT_MAX 64
+#define KEEPS_BLOCKS 1
+#define KEPT_MAX 1024
 static struct {
     uint8_t *block;
     size_t total;
+    size_t kind;
 } kept[KEPT_MAX];
 static int n_kept = 0;
 static atomic_int keeping = 0;
@@ -138,13 +143,14 @@ static size_t page_round(size_t n) {
     return (n + page - 1) & ~(page - 1);
 }
 
-/* a kept block of at least `total` bytes (the smallest such), or the largest one
- * grown to it; NULL when none is kept */
-static uint8_t *take_kept(size_t total) {
+/* a kept block of `kind` and at least `total` bytes (the smallest such), or the
+ * largest one of that kind grown to it; NULL when none is kept */
+static uint8_t *take_kept(size_t total, size_t kind) {
     size_t want = page_round(total);
     pthread_mutex_lock(&kept_lock);
     int pick = -1;
     for (int i = 0; i < n_kept; i++) {
+        if (kept[i].kind != kind) continue;
         int fits = kept[i].total >= want, picked_fits = pick >= 0 && kept[pick].total >= want;
         if (pick < 0 || (fits && (!picked_fits || kept[i].total < kept[pick].total)) ||
             (!fits && !picked_fits && kept[i].total > kept[pick].total))
@@ -168,21 +174,37 @@ static uint8_t *take_kept(size_t total) {
         }
         block = grown;
 #ifdef MADV_POPULATE_WRITE
-        /* the new pages in one go, as MAP_POPULATE maps a fresh block's */
-        madvise(block + have, want - have, MADV_POPULATE_WRITE);
+        /* text: the new pages in one go, as MAP_POPULATE maps a fresh block's */
+        if (kind == KIND_TEXT) madvise(block + have, want - have, MADV_POPULATE_WRITE);
 #endif
     }
+    /* a column's nulls are left as they are: what the block held goes (the pages
+     * added by growing it are zero already) */
+    if (kind != KIND_TEXT) memset(block, 0, have < want ? have : want);
     return block;
 }
 
-/* keeps a text block of `total` bytes while keep_freed(1) is on: 1 if kept */
-static int keep_block(uint8_t *block, size_t total) {
+/* whether at least nine pages in ten of the block are in memory (were written) */
+static int mostly_written(uint8_t *block, size_t total) {
+    size_t pages = page_round(total) / 4096, in = 0;
+    unsigned char *vec = malloc(pages ? pages : 1);
+    if (!vec) return 0;
+    int ok = mincore(block, page_round(total), vec) == 0;
+    for (size_t i = 0; ok && i < pages; i++) in += vec[i] & 1;
+    free(vec);
+    return ok && in * 10 >= pages * 9;
+}
+
+/* keeps a block of `total` bytes while keep_freed(1) is on: 1 if kept */
+static int keep_block(uint8_t *block, size_t total, size_t kind) {
     if (!atomic_load(&keeping)) return 0;
+    if (kind != KIND_TEXT && !mostly_written(block, total)) return 0;
     int done = 0;
     pthread_mutex_lock(&kept_lock);
     if (n_kept < KEPT_MAX) {
         kept[n_kept].block = block;
         kept[n_kept].total = page_round(total);
+        kept[n_kept].kind = kind;
         n_kept++;
         done = 1;
     }
@@ -203,28 +225,29 @@ static size_t drop_all_kept(void) {
 }
 #endif
 
-/* `filled`: every byte is about to be written (a chunk's text). Its pages are then
- * mapped in one go (MAP_POPULATE) rather than faulted in one by one as they are first
- * written: at 0.5 GB of text, ~130,000 page-fault traps fewer (a fifth of the kernel
- * time of a load). Buffers written sparsely (columns that are mostly null) are not
- * populated: their untouched pages then cost neither time nor memory. The header's
- * second word says whether the block is text (see keep_freed). */
-static void *buf_alloc_as(size_t n, int zeroed, int filled) {
+/* `kind`: 0, or what the block holds, which keep_freed() keeps it as (above). Text
+ * (KIND_TEXT) is about to be written whole: its pages are then mapped in one go
+ * (MAP_POPULATE) rather than faulted in one by one as they are first written: at 0.5
+ * GB of text, ~130,000 page-fault traps fewer (a fifth of the kernel time of a load).
+ * Buffers written sparsely (columns that are mostly null) are not populated: their
+ * untouched pages then cost neither time nor memory. The header's second word is the
+ * kind. */
+static void *buf_alloc_kind(size_t n, int zeroed, size_t kind) {
     size_t total = n + HEADER;
     uint8_t *block;
 #ifndef _WIN32
     if (total >= DIRECT_MIN) {
         block = NULL;
-#ifdef KEEPS_TEXT
-        if (filled) {
-            block = take_kept(total);
+#ifdef KEEPS_BLOCKS
+        if (kind) {
+            block = take_kept(total, kind);
             if (block) total = page_round(total);
         }
 #endif
         if (!block) {
             int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 #ifdef MAP_POPULATE
-            if (filled) flags |= MAP_POPULATE;
+            if (kind == KIND_TEXT) flags |= MAP_POPULATE;
 #endif
             block = mmap(NULL, total, PROT_READ | PROT_WRITE, flags, -1, 0);
             if (block == MAP_FAILED) return NULL; /* mapped pages are zeroed */
@@ -232,13 +255,17 @@ static void *buf_alloc_as(size_t n, int zeroed, int filled) {
     } else
 #endif
     {
-        (void)filled;
         block = zeroed ? calloc(1, total) : malloc(total);
         if (!block) return NULL;
     }
     ((size_t *)block)[0] = total;
-    ((size_t *)block)[1] = (size_t)(filled != 0);
+    ((size_t *)block)[1] = kind;
     return block + HEADER;
+}
+
+/* `filled`: text, every byte about to be written (see buf_alloc_kind) */
+static void *buf_alloc_as(size_t n, int zeroed, int filled) {
+    return buf_alloc_kind(n, zeroed, filled ? KIND_TEXT : 0);
 }
 
 static void *buf_alloc(size_t n, int zeroed) { return buf_alloc_as(n, zeroed, 0); }
@@ -249,8 +276,8 @@ static void buf_free(void *p) {
     size_t total = ((size_t *)block)[0];
 #ifndef _WIN32
     if (total >= DIRECT_MIN) {
-#ifdef KEEPS_TEXT
-        if (((size_t *)block)[1] && keep_block(block, total)) return;
+#ifdef KEEPS_BLOCKS
+        if (((size_t *)block)[1] && keep_block(block, total, ((size_t *)block)[1])) return;
 #endif
         munmap(block, total);
         return;
@@ -1762,7 +1789,9 @@ static int alloc_cols(Col *cols, int64_t cap) {
         size_t bitmap = (size_t)(cap / 8 + 1);
         /* zeroed, so that a null is left as it is: a column null on most rows then
          * touches few of its pages */
-        cols[i].values = width ? buf_alloc(width * (size_t)(cap ? cap : 1), 1) : buf_alloc(bitmap, 1);
+        /* (kept for the next share as column i's: see keep_freed) */
+        cols[i].values = width ? buf_alloc_kind(width * (size_t)(cap ? cap : 1), 1, KIND_COLUMN + (size_t)i)
+                               : buf_alloc(bitmap, 1);
         cols[i].validity = buf_alloc(bitmap, 1);
         cols[i].nulls = 0;
         cols[i].data_len = 0;
@@ -2424,23 +2453,39 @@ static PyObject *lines(PyObject *Py_UNUSED(mod), PyObject *args) {
 }
 
 PyDoc_STRVAR(keep_freed_doc,
-"keep_freed(on) -> None: while on, text blocks freed are kept for the next text\n"
-"allocations instead of going back to the system (see drop_kept).");
+"keep_freed(on) -> None: while on, blocks freed (text, and columns mostly written) are\n"
+"kept for the next allocations of their kind instead of going back to the system\n"
+"(see drop_kept).");
 
 static PyObject *keep_freed(PyObject *Py_UNUSED(mod), PyObject *arg) {
     int on = PyObject_IsTrue(arg);
     if (on < 0) return NULL;
-#ifdef KEEPS_TEXT
+#ifdef KEEPS_BLOCKS
     atomic_store(&keeping, on);
 #endif
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(drop_kept_doc, "drop_kept() -> int: give the kept text blocks back to the system; their bytes.");
+PyDoc_STRVAR(kept_doc, "kept(text) -> int: bytes kept (see keep_freed): of text, or of columns.");
+
+static PyObject *kept_bytes(PyObject *Py_UNUSED(mod), PyObject *arg) {
+    int text = PyObject_IsTrue(arg);
+    if (text < 0) return NULL;
+    size_t bytes = 0;
+#ifdef KEEPS_BLOCKS
+    pthread_mutex_lock(&kept_lock);
+    for (int i = 0; i < n_kept; i++)
+        if ((kept[i].kind == KIND_TEXT) == (text != 0)) bytes += kept[i].total;
+    pthread_mutex_unlock(&kept_lock);
+#endif
+    return PyLong_FromSize_t(bytes);
+}
+
+PyDoc_STRVAR(drop_kept_doc, "drop_kept() -> int: give the kept blocks back to the system; their bytes.");
 
 static PyObject *drop_kept(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignored)) {
     size_t dropped = 0;
-#ifdef KEEPS_TEXT
+#ifdef KEEPS_BLOCKS
     dropped = drop_all_kept();
 #endif
     return PyLong_FromSize_t(dropped);
@@ -2449,6 +2494,7 @@ static PyObject *drop_kept(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignored
 static PyMethodDef methods[] = {
     {"lines", lines, METH_VARARGS, lines_doc},
     {"keep_freed", keep_freed, METH_O, keep_freed_doc},
+    {"kept", kept_bytes, METH_O, kept_doc},
     {"cut_faults", cut_faults, METH_NOARGS, cut_faults_doc},
     {"numbers", numbers, METH_VARARGS, numbers_doc},
     {"bytes_of", bytes_of, METH_O, bytes_of_doc},

@@ -140,11 +140,12 @@ class _ShareLint:
 
 
 def _lint_share(
-    members: list[_Member], share: int, options: LintOptions, *, keep_text: bool = False
+    members: list[_Member], share: int, options: LintOptions, *, keep_blocks: bool = False
 ) -> _ShareLint | None:
-    """Load and lint one share. With ``keep_text``, the scanner keeps the share's text
-    blocks as they are dropped (as this returns) for the next share's load to fill
-    (:func:`~mcptrace.loaders.accel.keep_freed`; the caller turns that off again)."""
+    """Load and lint one share. With ``keep_blocks``, the scanner keeps the share's
+    blocks (its text read, its columns) as they are dropped (as this returns) for the
+    next share's load to fill (:func:`~mcptrace.loaders.accel.keep_freed`; the caller
+    turns that off again)."""
     from mcptrace.loaders.partition import PlanMismatch, load_share, still_as_planned
 
     cuts = accel.cut_faults()
@@ -195,7 +196,7 @@ def _lint_share(
     )
     pointed = pointed.select("source", "line", "raw", offset(pointed).alias("_offset"))
     done = _ShareLint(_detached(located), _detached(pointed), counted, later_rows)
-    if keep_text:
+    if keep_blocks:
         accel.keep_freed(True)
     return done
 
@@ -253,10 +254,10 @@ def _lint_members(
             if progress is not None:
                 progress(share, shares)
             more = share + 1 < shares
-            # the text of every share but the last is kept for the next one's load as
-            # the share is dropped: fresh pages cost the kernel ~0.1 s a share at 10^6
-            # messages, several times the read that fills them
-            done = _lint_share(members, share, options, keep_text=more)
+            # the scanner's blocks of every share but the last are kept for the next
+            # one's load as the share is dropped: fresh pages cost the kernel several
+            # times what fills them (see accel.keep_freed)
+            done = _lint_share(members, share, options, keep_blocks=more)
             if more:
                 # the share's frames are dropped before the next is loaded: any that
                 # lint left in reference cycles only the collector frees (not after

@@ -62,16 +62,25 @@ def sessions(data: bytes | memoryview, quick: bool = False) -> tuple[bytes, byte
 
 
 def keep_freed(on: bool) -> None:
-    """While ``on``, the scanner keeps the text blocks that are freed (a share's text, as
-    the share is dropped) for its next reads to fill, instead of giving them back to the
-    system: fresh pages cost the kernel far more than the read that fills them (see
-    ``keep_freed`` in ``_scan.c``). :func:`drop_kept` gives back what was not reused."""
+    """While ``on``, the scanner keeps the blocks that are freed (a share's text and the
+    columns it mostly filled, as the share is dropped) for its next allocations of the
+    same kind, instead of giving them back to the system: fresh pages cost the kernel
+    far more than what fills them (see ``keep_freed`` in ``_scan.c``). :func:`drop_kept`
+    gives back what was not reused; :func:`kept` says how much is kept."""
     if _scan is not None:
         _scan.keep_freed(on)
 
 
+def kept(text: bool) -> int:
+    """Bytes kept by :func:`keep_freed`: of text (``text``) or of columns."""
+    if _scan is None:
+        return 0
+    count: int = _scan.kept(text)
+    return count
+
+
 def drop_kept() -> int:
-    """Give the text blocks kept by :func:`keep_freed` back to the system; their bytes."""
+    """Give the blocks kept by :func:`keep_freed` back to the system; their bytes."""
     if _scan is None:
         return 0
     dropped: int = _scan.drop_kept()
@@ -335,6 +344,7 @@ __all__ = [
     "cut_faults",
     "drop_kept",
     "keep_freed",
+    "kept",
     "map_file",
     "numbers",
     "parse_chunk",

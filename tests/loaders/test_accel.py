@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -981,6 +982,46 @@ def test_freed_text_is_kept_only_while_asked_and_refills_to_any_size(tmp_path: P
     freed_while_kept(size)
     assert accel.drop_kept() >= size
     assert accel.drop_kept() == 0
+
+
+@pytest.mark.skipif(
+    not hasattr(accel._scan, "read") or not sys.platform.startswith("linux"),
+    reason="blocks are kept on Linux only",
+)
+def test_kept_column_blocks_come_back_zeroed_for_other_columns_nulls() -> None:
+    """A share's column blocks are kept for the next share's columns: a column full in
+    the first (every request has a method) and mostly null in the second (responses)
+    reads as if its block were fresh."""
+    import orjson as json
+
+    ctx = LoadContext(source="kept.jsonl")
+    parse = FORMATS["capture"].parse_chunk  # type: ignore[attr-defined]
+
+    def lines(make: Callable[[int], dict[str, object]]) -> bytes:
+        return b"".join(
+            json.dumps({"ts": "2026-01-01T00:00:00Z", "dir": "c2s", "session": "s", "msg": make(i)})
+            + b"\n"
+            for i in range(20_000)
+        )
+
+    requests = lines(lambda i: {"jsonrpc": "2.0", "id": i, "method": f"tools/call-{i}"})
+    responses = lines(lambda i: {"jsonrpc": "2.0", "id": i, "result": {"n": i}})
+    fresh = parse(responses, 1, ctx)
+    assert accel.drop_kept() == 0
+    accel.keep_freed(True)
+    try:
+        first = parse(requests, 1, ctx)
+        assert first["method"].null_count() == 0
+        del first
+    finally:
+        accel.keep_freed(False)
+    columns = accel.kept(text=False)
+    assert columns > 20_000 * 16  # the views of full columns, at least
+    again = parse(responses, 1, ctx)  # takes the kept blocks
+    assert accel.kept(text=False) < columns
+    accel.drop_kept()
+    assert again["method"].null_count() == again.height
+    assert_frame_equal(again, fresh)
 
 
 # -- file text mapped, guarded against a cut file ----------------------------------------
