@@ -6,6 +6,8 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
 (see ``bench_load.py`` for how time and peak RSS are taken):
 
 (a) baseline: ``for line in open(path, "rb"): orjson.loads(line)``, one process;
+(a') the same loop as a command (``python -c ...``): wall time of the whole process,
+    interpreter start-up included, to set the command (e) against;
 (b) a naive pure-Python linter, written as a reader would: ``json.loads`` per line,
     then two checks per session: null request ids (JR004) and request ids reused
     while in flight (PR002);
@@ -15,8 +17,9 @@ Measurements, each in a fresh subprocess so that peak RSS belongs to one measure
     ``mcptrace/linter/shares.py``), which is what the command does by default;
 (e) the ``mcptrace lint PATH`` command: wall time of the whole command (interpreter
     start-up, imports and the text report included; the package's bytecode is written
-    first, as installing it would, so no run compiles a module); its peak RSS comes from
-    ``wait4``, which is reliable here because the parent is far smaller than the child.
+    first, as installing it would, so no run compiles a module), as a ratio to (a');
+    its peak RSS comes from ``wait4``, which is reliable here because the parent is far
+    smaller than the child.
 
 Each measurement also reports its CPU time (user and system, every thread; for (e) the
 whole command's, from ``wait4``). On a shared machine wall time swings with the load of
@@ -28,7 +31,8 @@ Targets for (c) and (d): no slower than (a), at least 2.5x faster than (b), peak
 the frames all rules share are prepared first (reported apart), then each rule runs
 as the engine runs it, and its time is added to its family. This script reports; it
 never fails on a missed target. The capture is cached in ``benchmarks/out/``, keyed
-like ``bench_load.py``'s, and the report is written to ``benchmarks/out/bench_lint.json``.
+like ``bench_load.py``'s, and the report is written to ``bench_lint.json`` there (or
+in ``--out``).
 """
 
 from __future__ import annotations
@@ -61,9 +65,10 @@ from bench_load import (
 )
 from results import publish
 
-MODES = ("baseline", "naive", "lint", "shares", "cli")
+MODES = ("baseline", "baseline_cmd", "naive", "lint", "shares", "cli")
 LABELS = {
     "baseline": "(a) orjson loop (baseline)",
+    "baseline_cmd": "(a') orjson loop, a command",
     "naive": "(b) naive pure-Python linter",
     "lint": "(c) mcptrace load + lint",
     "shares": "(d) mcptrace.lint_file (shares)",
@@ -246,9 +251,21 @@ def _cli_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "mcptrace"]
 
 
+#: (a') the baseline loop as a command of its own
+_LOOP = "import sys, orjson\nfor line in open(sys.argv[1], 'rb'):\n    orjson.loads(line)\n"
+
+
 def _measure_cli(path: Path) -> Run | str:
     """Wall time and peak RSS (``wait4``) of ``mcptrace lint PATH``, report discarded."""
-    cmd = [*_cli_command(), "lint", str(path)]
+    return _measure_command("cli", [*_cli_command(), "lint", str(path)], ok=(0, 1))
+
+
+def _measure_loop_command(path: Path) -> Run | str:
+    """Wall time and peak RSS of the baseline loop run as a command: ``python -c``."""
+    return _measure_command("baseline_cmd", [sys.executable, "-c", _LOOP, str(path)], ok=(0,))
+
+
+def _measure_command(mode: str, cmd: list[str], ok: tuple[int, ...]) -> Run | str:
     with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as cwd:
         # an empty working directory: no project configuration changes what runs
         started = time.perf_counter()
@@ -256,13 +273,13 @@ def _measure_cli(path: Path) -> Run | str:
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
         proc.returncode = code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):  # 1: findings at or above the fail level
+        if code not in ok:  # lint: 1 is findings at or above the fail level
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
             return f"exit {code}: {' | '.join(tail)}"
     peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
     cpu = usage.ru_utime + usage.ru_stime
-    return Run("cli", seconds, peak, {"exit_status": code, "cpu_s": cpu})
+    return Run(mode, seconds, peak, {"exit_status": code, "cpu_s": cpu})
 
 
 def _summary(runs: list[Run], base: float | None, naive: float | None) -> dict[str, Any]:
@@ -324,6 +341,8 @@ def _table(results: dict[str, Any], messages: int) -> str:
                 notes.append(f"RSS<=1GiB {_verdict(ok)}")
             else:
                 notes.append("RSS target n/a below 10^6 msgs")
+        if mode == "cli" and "ratio_best" in res:
+            notes.append("x against (a')")
         vs_naive = f"{speedup:>6.2f}x" if speedup is not None else f"{'':>7}"
         cpu = f"{res['cpu_s_best']:>7.2f}" if "cpu_s_best" in res else f"{'':>7}"
         lines.append(
@@ -386,6 +405,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=1_000_000, help="capture size in lines")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement")
+    parser.add_argument(
+        "--out", type=Path, default=OUT, help="folder for bench_lint.json (default: %(default)s)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -406,7 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             label = LABELS.get(mode, "per-family timings")
             print(f"run {i + 1}/{args.repeat}: {label} ...", end=" ", flush=True)
-            run = _measure_cli(path) if mode == "cli" else _measure(mode, path)
+            command = {"cli": _measure_cli, "baseline_cmd": _measure_loop_command}.get(mode)
+            run = command(path) if command is not None else _measure(mode, path)
             if isinstance(run, str):
                 failures[mode] = run
                 print(f"failed ({run})")
@@ -417,14 +440,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     results: dict[str, Any] = {}
     base = min(r.seconds for r in runs["baseline"]) if runs["baseline"] else None
+    base_cmd = min(r.seconds for r in runs["baseline_cmd"]) if runs["baseline_cmd"] else None
     naive = min(r.seconds for r in runs["naive"]) if runs["naive"] else None
+    # each against its kind: the command (e) against the loop as a command (a')
+    against = {"baseline": None, "baseline_cmd": None, "cli": base_cmd}
     for mode in MODES:
         if mode in failures:
             results[mode] = {"error": failures[mode]}
         elif runs[mode]:
             results[mode] = _summary(
                 runs[mode],
-                base if mode != "baseline" else None,
+                against.get(mode, base),
                 naive if mode in TARGETED else None,
             )
     env = _versions()
@@ -466,8 +492,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "measurements": results,
         "families": families,
     }
-    dest = OUT / "bench_lint.json"
-    return publish(dest, report, f"\nwrote {dest.relative_to(OUT.parent.parent)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    dest = args.out / "bench_lint.json"
+    return publish(dest, report, f"\nwrote {dest}")
 
 
 if __name__ == "__main__":

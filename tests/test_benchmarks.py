@@ -40,3 +40,23 @@ def test_bench_rotated_runs_and_finds_the_same_on_every_input(tmp_path: Path) ->
     assert report["findings"] > 0
     assert report["same_findings"] is True
     assert report["rotated_peak_mib"] > 0 and report["one_file_s"] > 0
+
+
+def test_bench_lint_runs_every_measurement(tmp_path: Path) -> None:
+    script = ROOT / "benchmarks" / "bench_lint.py"
+    args = ["--messages", "2000", "--repeat", "1", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads((tmp_path / "bench_lint.json").read_bytes())
+    measured = report["measurements"]
+    modes = {"baseline", "baseline_cmd", "naive", "lint", "shares", "cli"}
+    assert set(measured) == modes, measured
+    assert all("error" not in measured[mode] for mode in modes)
+    # every lint finds the same, and the command is set against the loop as a command
+    assert measured["lint"]["findings"] == measured["shares"]["findings"] > 0
+    assert measured["cli"]["ratio_best"] == (
+        measured["cli"]["best_s"] / measured["baseline_cmd"]["best_s"]
+    )
+    assert report["families"]["total_s"] > 0
