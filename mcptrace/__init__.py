@@ -11,7 +11,6 @@ the protocol revision each session speaks, and measure them.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from mcptrace.errors import CaptureError, McpTraceError, UnknownFormatError, UsageError
@@ -22,6 +21,8 @@ from mcptrace.trace import Trace, load
 
 if TYPE_CHECKING:
     from mcptrace import analysis, plots
+
+    __version__: str
     from mcptrace.linter import lint
     from mcptrace.linter.shares import lint_file
 
@@ -39,13 +40,22 @@ def __getattr__(name: str) -> Any:
         return lint_file
     if name in ("analysis", "plots"):
         return importlib.import_module(f"mcptrace.{name}")
+    if name == "__version__":
+        # looked up on first use: importlib.metadata and the search of the installed
+        # distributions cost every command ~20 ms at start
+        globals()["__version__"] = _installed_version()
+        return globals()["__version__"]
     raise AttributeError(f"module 'mcptrace' has no attribute {name!r}")
 
 
-try:
-    __version__ = version("mcptrace")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcptrace")
+    except PackageNotFoundError:  # running from a source tree without installation
+        return "0.0.0+unknown"
+
 
 __all__ = [
     "CALLS",

@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from mcptrace import __version__
+import mcptrace
 
 _command_class: type[TyperCommand]
 _group_class: type[TyperGroup]
@@ -53,7 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"mcptrace {__version__}")
+        typer.echo(f"mcptrace {mcptrace.__version__}")
         raise typer.Exit()
 
 

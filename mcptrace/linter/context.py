@@ -144,9 +144,9 @@ class LintContext:
 
     def prepare(self) -> None:
         """Build the frames every rule reads before rules run side by side (the engine
-        runs two at a time): each is then built once, and no rule waits on another's. The
-        calls come first: the trace finds the sessions' identity, which :attr:`messages`
-        needs, while it pairs them."""
+        runs several at a time): each is then built once, and no rule waits on another's.
+        The calls come first: the trace finds the sessions' identity, which
+        :attr:`messages` needs, while it pairs them."""
         self.prepare_calls()
         self.prepare_frames()
 

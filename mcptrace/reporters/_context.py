@@ -6,7 +6,6 @@ import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 import polars as pl
@@ -26,6 +25,8 @@ def _tool_version() -> str:
 
 
 def _information_uri() -> str:
+    from importlib.metadata import PackageNotFoundError, metadata
+
     try:
         urls: list[str] = metadata("mcptrace").get_all("Project-URL") or []
     except PackageNotFoundError:
