@@ -5,10 +5,11 @@ each share is loaded, linted and dropped before the next. No rule relates two
 sessions, so the findings are those of linting the whole file: the shares'
 findings are joined and their ordinals (numbered within the share) turned into
 the file's, so the result equals ``lint(load(path))`` row for row. Peak memory
-follows the share: at 10^6 messages (540 MB), two shares peak at 0.9 GiB and
-three at 0.7 GiB, where the whole file takes 1.4 GiB; each share costs a read of
+follows the share: at 10^6 messages (540 MB), two shares peak at 0.8 GiB and
+three at 0.6 GiB, where the whole file takes 1.3 GiB; each share costs a read of
 the chunks holding its lines (sessions are dealt in the order they start, so mostly
-its own stretch of the file) and a lint's fixed cost again (about 0.1 s), so a
+its own stretch of the file, which is mapped rather than read: see
+:mod:`mcptrace.loaders.partition`) and a lint's fixed cost again (about 0.1 s), so a
 capture is cut into as few shares as keep the peak under 1 GiB. The number
 of shares is chosen from the file's size *and* lines (:func:`shares_for`): a
 capture of small messages holds more rows a byte, and rows cost memory too.
@@ -46,7 +47,8 @@ MIN_SHARED_BYTES = 64 << 20
 #: 540 bytes a line (10^6 lines in two shares: 0.88 GiB, in three: 0.68 GiB) and 115
 #: bytes a line (2*10^6 lines in three shares: 0.92 GiB): ~0.56 MiB a MB of text plus
 #: ~0.92 MiB a thousand rows (the table, the calls and the rules' columns), over ~0.28
-#: GiB of runtime and share plan
+#: GiB of runtime and share plan. (Measured at 9a0379a; shares now peak lower, at 0.78-0.82
+#: and 0.57 GiB for the first capture, so the fit errs on the safe side.)
 MIB_PER_MB, MIB_PER_KILOROW = 0.56, 0.92
 #: what a share may cost by that estimate: the peak stays under ~0.9 GiB (the 10^6-message
 #: capture takes two shares, 0.6 s sooner than three; the short-message one four, 0.70 GiB)
