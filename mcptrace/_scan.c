@@ -1246,6 +1246,28 @@ static void array_capsule_destructor(PyObject *cap) {
     }
 }
 
+/* the PyCapsules that hand an exported (schema, array) pair to Polars: 0, or -1 with
+ * both released and an exception set */
+static int wrap_capsules(struct ArrowSchema *cs, struct ArrowArray *ca, PyObject **sc,
+                         PyObject **ac) {
+    *sc = PyCapsule_New(cs, "arrow_schema", schema_capsule_destructor);
+    if (!*sc) {
+        cs->release(cs);
+        free(cs);
+        ca->release(ca);
+        free(ca);
+        return -1;
+    }
+    *ac = PyCapsule_New(ca, "arrow_array", array_capsule_destructor);
+    if (!*ac) {
+        Py_CLEAR(*sc);
+        ca->release(ca);
+        free(ca);
+        return -1;
+    }
+    return 0;
+}
+
 static const char *format_of(int type) {
     switch (type) {
     case T_INT64: return "l";
@@ -1317,21 +1339,8 @@ static PyObject *Columns_column(ColumnsObject *self, PyObject *arg) {
     ca->release = release_col_array;
     self->exported |= 1ULL << i;
 
-    PyObject *sc = PyCapsule_New(cs, "arrow_schema", schema_capsule_destructor);
-    if (!sc) {
-        cs->release(cs);
-        free(cs);
-        ca->release(ca);
-        free(ca);
-        return NULL;
-    }
-    PyObject *ac = PyCapsule_New(ca, "arrow_array", array_capsule_destructor);
-    if (!ac) {
-        Py_DECREF(sc);
-        ca->release(ca);
-        free(ca);
-        return NULL;
-    }
+    PyObject *sc, *ac;
+    if (wrap_capsules(cs, ca, &sc, &ac)) return NULL;
     return Py_BuildValue("(sNN)", COL_NAMES[i], sc, ac);
 }
 
@@ -1382,21 +1391,8 @@ static PyObject *numbers(PyObject *Py_UNUSED(mod), PyObject *args) {
     ca->n_buffers = 2;
     ca->buffers = pd->buffers;
     ca->release = release_col_array;
-    PyObject *sc = PyCapsule_New(cs, "arrow_schema", schema_capsule_destructor);
-    if (!sc) {
-        cs->release(cs);
-        free(cs);
-        ca->release(ca);
-        free(ca);
-        return NULL;
-    }
-    PyObject *ac = PyCapsule_New(ca, "arrow_array", array_capsule_destructor);
-    if (!ac) {
-        Py_DECREF(sc);
-        ca->release(ca);
-        free(ca);
-        return NULL;
-    }
+    PyObject *sc, *ac;
+    if (wrap_capsules(cs, ca, &sc, &ac)) return NULL;
     return Py_BuildValue("(NN)", sc, ac);
 }
 
@@ -1541,6 +1537,16 @@ static int64_t count_newlines(const uint8_t *p, size_t n) {
 
 #define READ_BLOCK (1 << 20)
 
+/* the (fd, offset, length) of read() and map(): 0, or -1 with an exception set */
+static int file_range_args(PyObject *args, int *fd, long long *offset, long long *length) {
+    if (!PyArg_ParseTuple(args, "iLL", fd, offset, length)) return -1;
+    if (*offset < 0 || *length < 0 || *length >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "bad offset or length");
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(read_doc,
 "read(fd, offset, length) -> Chunk: up to `length` bytes of the open file `fd` from\n"
 "`offset` (fewer when the file ends first), as a read-only buffer. Runs without the GIL.");
@@ -1548,11 +1554,7 @@ PyDoc_STRVAR(read_doc,
 static PyObject *read_chunk(PyObject *Py_UNUSED(mod), PyObject *args) {
     int fd;
     long long offset, length;
-    if (!PyArg_ParseTuple(args, "iLL", &fd, &offset, &length)) return NULL;
-    if (offset < 0 || length < 0 || length >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "bad offset or length");
-        return NULL;
-    }
+    if (file_range_args(args, &fd, &offset, &length)) return NULL;
     Shared *shared = calloc(1, sizeof(Shared));
     uint8_t *data = buf_alloc_as((size_t)(length ? length : 1), 0, 1);
     if (!shared || !data) {
@@ -1703,11 +1705,7 @@ PyDoc_STRVAR(map_doc,
 static PyObject *map_chunk(PyObject *Py_UNUSED(mod), PyObject *args) {
     int fd;
     long long offset, length;
-    if (!PyArg_ParseTuple(args, "iLL", &fd, &offset, &length)) return NULL;
-    if (offset < 0 || length < 0 || length >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "bad offset or length");
-        return NULL;
-    }
+    if (file_range_args(args, &fd, &offset, &length)) return NULL;
     struct stat info;
     if (fstat(fd, &info) != 0) return PyErr_SetFromErrno(PyExc_OSError);
     /* as read(): fewer bytes when the file ends first */
