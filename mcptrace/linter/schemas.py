@@ -391,7 +391,9 @@ def _null_id_tolerated(doc: Any) -> bool:
     if not isinstance(doc, dict) or "id" not in doc or doc["id"] is not None:
         return False
     error = doc.get("error")
-    return isinstance(error, dict) and error.get("code") in _NULL_ID_CODES
+    code = error.get("code") if isinstance(error, dict) else None
+    # (a code of any JSON type may come: an object or array one cannot be looked up)
+    return isinstance(code, int | float) and code in _NULL_ID_CODES
 
 
 _MISSING: Final = object()

@@ -193,6 +193,19 @@ def test_sc001_envelope_draft07(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("code", [{"nested": 1}, [-32700], "-32700", -32700.0, True, None])
+def test_an_error_with_a_null_id_and_a_code_of_any_type_is_judged(
+    tmp_path: Path, code: object
+) -> None:
+    """The null id is excused for parse and invalid-request errors only; a code of another
+    JSON type (an object cannot even be looked up) is judged, not a crash."""
+    lines: list[Line] = [
+        ("s2c", {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": "m"}})
+    ]
+    found = _sc(tmp_path, "2025-06-18", lines)
+    assert [c for _, c, _ in found] == ([] if code == -32700.0 else ["SC001"]), found
+
+
 def test_sc001_envelope_2020_12(tmp_path: Path) -> None:
     lines_2025: list[Line] = [
         ("c2s", {"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}),
